@@ -1,0 +1,67 @@
+"""The two interfaces every backend implements: `Generator` (sampling) and `Policy` (training).
+
+The trainer only talks to these. Prompts and completions travel as unpadded token-id lists, so a
+transformers policy can train on rollouts sampled by vLLM and vice versa.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import torch
+
+from pods.rollouts import Rollouts
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """How to sample completions."""
+
+    max_tokens: int = 512  # most new tokens per completion
+    temperature: float = 0.9  # 0 means greedy
+    top_p: float = 1.0  # nucleus sampling mass
+    seed: int | None = None  # per-call seed (None: the generator's own RNG stream)
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Samples n completions per prompt from the current policy weights."""
+
+    def generate(self, prompts: list[list[int]], n: int, sampling: Sampling) -> Rollouts:
+        """Return `Rollouts` with G = len(prompts) groups of n completions each."""
+        ...
+
+    def update_weights(self, policy: "Policy") -> None:
+        """Make later `generate` calls use the policy's current (just updated) weights."""
+        ...
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """The trainable model (LoRA adapter or full weights) with its tokenizer."""
+
+    tokenizer: object
+
+    def token_logprobs(
+        self, prompts: list[list[int]], completions: list[list[int]], *, reference: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs of each completion token given its prompt.
+
+        Returns (logp [B, T], mask [B, T]) with T the longest completion; mask is 1.0 on real
+        tokens. `reference=True` evaluates the frozen reference model (adapter disabled), without
+        gradient.
+        """
+        ...
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        ...
+
+    def save(self, path: Path) -> None:
+        """Write the trainable weights (e.g. the LoRA adapter) into directory `path`."""
+        ...
+
+    def load(self, path: Path) -> None:
+        """Load trainable weights written by `save`."""
+        ...

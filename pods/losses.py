@@ -1,0 +1,83 @@
+"""The GRPO policy loss as pure tensor functions.
+
+    logp = token_logprobs(logits, ids)                       # [B, T, V], [B, T] -> [B, T]
+    loss, metrics = policy_loss(logp, old_logp, adv, mask)   # adv [B], mask [B, T]
+
+Clipped importance ratio (PPO style; ratio is 1 when each batch is used once), optional k3 KL
+penalty against reference log-probs (omitted when beta == 0), and two aggregations:
+"sequence" (mean over each completion's tokens, then over completions: the paper's) and
+"token" (mean over all tokens). `denominator` lets a caller that splits a batch into
+micro-batches normalise every micro-batch by the whole batch's count, so accumulated gradients
+equal the full-batch gradient.
+"""
+
+from __future__ import annotations
+
+import torch
+
+AGGREGATIONS = ("sequence", "token")
+
+
+def token_logprobs(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """[B, T, V] logits, [B, T] chosen ids -> [B, T] log-probabilities (float32)."""
+    logits = logits.float()
+    chosen = logits.gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # [B, T]
+    return chosen - torch.logsumexp(logits, dim=-1)
+
+
+def policy_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor | None,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    *,
+    ref_logp: torch.Tensor | None = None,
+    beta: float = 0.0,
+    epsilon: float = 0.2,
+    epsilon_high: float | None = None,
+    aggregation: str = "sequence",
+    denominator: float | None = None,
+) -> tuple[torch.Tensor, dict[str, float]]:
+    """GRPO loss for B completions.
+
+    logp [B, T] current log-probs (with grad); old_logp [B, T] log-probs of the policy that
+    sampled (None: same as logp, ratio 1); advantages [B]; mask [B, T] 1 on completion tokens;
+    ref_logp [B, T] reference log-probs, required when beta > 0.
+    denominator: number of sequences ("sequence") or tokens ("token") of the full batch; default
+    is this batch's own count.
+    """
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"unknown aggregation {aggregation!r}; valid: {', '.join(AGGREGATIONS)}")
+    if beta > 0 and ref_logp is None:
+        raise ValueError("beta > 0 needs ref_logp (reference log-probs)")
+    mask = mask.to(logp.dtype)
+    old = logp.detach() if old_logp is None else old_logp.detach()
+    adv = advantages.to(logp.dtype).unsqueeze(1)  # [B, 1]
+    ratio = torch.exp(logp - old)  # [B, T]
+    high = epsilon if epsilon_high is None else epsilon_high
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + high)
+    per_token = -torch.min(ratio * adv, clipped * adv)  # [B, T]
+    kl = None
+    if beta > 0:
+        delta = ref_logp.detach() - logp  # k3 estimator: exp(d) - d - 1 >= 0
+        kl = torch.exp(delta) - delta - 1
+        per_token = per_token + beta * kl
+
+    tokens = mask.sum(1).clamp(min=1)  # [B]
+    if aggregation == "sequence":
+        per_seq = (per_token * mask).sum(1) / tokens  # [B]
+        loss = per_seq.sum() / (denominator or logp.shape[0])
+    else:
+        loss = (per_token * mask).sum() / (denominator or mask.sum().clamp(min=1))
+
+    with torch.no_grad():
+        total = mask.sum().clamp(min=1)
+        is_clipped = ((ratio < 1 - epsilon) & (adv < 0)) | ((ratio > 1 + high) & (adv > 0))
+        metrics = {
+            "clip_fraction": float((is_clipped * mask).sum() / total),
+            "ratio_mean": float((ratio * mask).sum() / total),
+            "completion_tokens": float(mask.sum()),
+        }
+        if kl is not None:
+            metrics["kl"] = float((kl * mask).sum() / total)
+    return loss, metrics

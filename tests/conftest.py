@@ -1,0 +1,26 @@
+"""Shared test fixtures: offline settings and a tiny model + tokenizer built in code."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "disabled")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from pods.models import byte_tokenizer
+
+    return byte_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory):
+    """A tiny random Qwen2 model and its tokenizer saved to disk."""
+    from pods.models import save_tiny
+
+    return save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))
