@@ -53,13 +53,13 @@ def policy_loss(
     mask = mask.to(logp.dtype)
     old = logp.detach() if old_logp is None else old_logp.detach()
     adv = advantages.to(logp.dtype).unsqueeze(1)  # [B, 1]
-    ratio = torch.exp(logp - old)  # [B, T]
+    ratio = torch.exp((logp - old) * mask)  # [B, T]; padding gives ratio 1, never inf
     high = epsilon if epsilon_high is None else epsilon_high
     clipped = torch.clamp(ratio, 1 - epsilon, 1 + high)
     per_token = -torch.min(ratio * adv, clipped * adv)  # [B, T]
     kl = None
     if beta > 0:
-        delta = ref_logp.detach() - logp  # k3 estimator: exp(d) - d - 1 >= 0
+        delta = (ref_logp.detach() - logp) * mask  # k3 estimator: exp(d) - d - 1 >= 0
         kl = torch.exp(delta) - delta - 1
         per_token = per_token + beta * kl
 
