@@ -1,0 +1,88 @@
+"""Load the multi-GPU tracker exports (`h100s-acc.csv`, `h100s-length.csv`, `a100s-*.csv`) as runs.
+
+Each CSV has a time column `eval/time` and, per run, `data/<run> - _step` and
+`data/<run> - <metric>` columns (rows where a run was not evaluated are empty). Run names are
+`<prefix>-s<seed>-p8-n<n>-m<m>-ga<ga>`; the setting is the name without `-s<seed>`.
+`<stem>-acc.csv` gives gsm8k `ans_acc`, `<stem>-length.csv` gives gsm8k `lengths`.
+
+Use: `load_csv_setting(results_dir, "h100s", "n32-m32-ga16", time_unit="minutes")`, or on the command
+line the setting `h100s:n32-m32-ga16` (the part after the colon matches one setting uniquely).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pods.analysis.loaders import Run
+
+TIME_COLUMN = "eval/time"
+CSV_METRICS = {"acc": "ans_acc", "length": "lengths"}  # file suffix -> our metric name
+CSV_DATASET = "gsm8k"
+TIME_UNITS = {"minutes": 1 / 60.0, "seconds": 1 / 3600.0, "hours": 1.0}  # factor to hours
+_COL = re.compile(r"^data/(.+) - (.+)$")
+_SEED = re.compile(r"-s\d+(?=-|$)")
+
+
+def setting_of(run_name: str) -> str:
+    """'GRPO-s25-p8-n128-m32-ga4' -> 'GRPO-p8-n128-m32-ga4'."""
+    return _SEED.sub("", run_name, count=1)
+
+
+def _read(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """run name -> (time [K], step [K], value [K]) for rows where the run has a value."""
+    df = pd.read_csv(path)
+    if TIME_COLUMN not in df.columns:
+        raise ValueError(f"{path}: no {TIME_COLUMN!r} column; columns start {list(df.columns)[:3]}")
+    out = {}
+    for col in df.columns:
+        m = _COL.match(col)
+        if not m or m.group(2) == "_step" or m.group(2).endswith(("__MIN", "__MAX")):
+            continue
+        run = m.group(1)
+        ok = df[col].notna()
+        step_col = f"data/{run} - _step"
+        steps = df.loc[ok, step_col].to_numpy(float) if step_col in df else np.full(ok.sum(), np.nan)
+        out[run] = (df.loc[ok, TIME_COLUMN].to_numpy(float), steps, df.loc[ok, col].to_numpy(float))
+    return out
+
+
+def csv_settings(results: Path, stem: str) -> list[str]:
+    """Distinct settings (run names without seed) in `<stem>-acc.csv`."""
+    return sorted({setting_of(r) for r in _read(results / f"{stem}-acc.csv")})
+
+
+def load_csv_setting(results: str | Path, stem: str, pattern: str, time_unit: str = "minutes") -> list[Run]:
+    """All seeds of the one setting in `<stem>-*.csv` whose name contains `pattern`."""
+    results = Path(results)
+    if time_unit not in TIME_UNITS:
+        raise ValueError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_UNITS)}")
+    files = {suffix: results / f"{stem}-{suffix}.csv" for suffix in CSV_METRICS}
+    if not files["acc"].is_file():
+        raise ValueError(f"no {files['acc']}; multi-GPU settings are '<stem>:<pattern>' with <stem>-acc.csv in --results")
+    tables = {suffix: _read(p) for suffix, p in files.items() if p.is_file()}
+    settings = sorted({setting_of(r) for r in tables["acc"]})
+    match = [s for s in settings if s == pattern] or [s for s in settings if pattern in s]
+    if len(match) != 1:
+        raise ValueError(f"{stem}:{pattern} matches {match or 'no'} settings; choose one of {settings}")
+    setting = match[0]
+    names = sorted({r for table in tables.values() for r in table if setting_of(r) == setting})
+    runs = []
+    for name in names:  # a run may be in only one of the tables (then it has only that metric)
+        t, steps, _ = next(table[name] for table in tables.values() if name in table)
+        data = {}
+        for suffix, table in tables.items():
+            if name not in table:
+                continue
+            tt, _, v = table[name]
+            pos = {x: i for i, x in enumerate(tt)}
+            vals = np.array([v[pos[x]] if x in pos else np.nan for x in t])  # on the first table's times
+            data[CSV_METRICS[suffix]] = vals[:, None]  # [C, 1]
+        order = np.argsort(t, kind="stable")
+        runs.append(Run(name, f"{stem}:{setting}", t[order] * TIME_UNITS[time_unit], steps[order],
+                        {CSV_DATASET: {k: a[order] for k, a in data.items()}},
+                        meta={"source": str(files["acc"]), "time_unit": time_unit}))
+    return runs

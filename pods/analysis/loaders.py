@@ -1,0 +1,209 @@
+"""Load evaluation results of many runs into `Run` objects with a time and step per checkpoint.
+
+Sources (see README "Analysis and plots"):
+- the paper's files `<setting>-Run<k>.json`: `{checkpoint-<step>: {dataset: {metric: [R]}}}`; the
+  i-th checkpoint in step order (0-based) was taken at (i + 1) * hours_per_checkpoint;
+- base-model files (`base-qwen.json`): `{dataset: {metric: [R]}}`, the t = 0 point;
+- our run directories `checkpoints/<run>/eval_results.json` (same layout, each checkpoint entry
+  also carries `step` and `elapsed_seconds`, used instead of the grid);
+- the multi-GPU tracker exports `<stem>-acc.csv` / `<stem>-length.csv` (see `pods.analysis.csvruns`).
+
+Use: `runs = load_setting("Instruct-GSM8K-512-16-16", results_dir, hours_per_checkpoint=0.5)`.
+Irregular checkpoint counts within a setting raise an `IrregularCheckpointsWarning` and are
+handled by the `irregular` policy ("align", "warn", "drop"; see `IRREGULAR_POLICIES`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+METRICS = ("ans_acc", "for_acc", "both_acc", "lengths")
+IRREGULAR_POLICIES = {
+    "align": "place each checkpoint in the grid slot that matches its step (nearest in the setting's "
+    "typical step profile); empty slots are missing, extra checkpoints dropped",
+    "warn": "keep the (i+1) x hours timing of the i-th checkpoint anyway",
+    "drop": "leave irregular runs out of the setting",
+}
+RUN_FILE = "eval_results.json"
+_CKPT = re.compile(r"^checkpoint-(\d+)$")
+
+
+class IrregularCheckpointsWarning(UserWarning):
+    """A run of a setting has a different number of checkpoints than most of its runs."""
+
+
+@dataclass
+class Run:
+    """One training run: its checkpoints' times, steps and metrics."""
+
+    name: str  # e.g. "Instruct-GSM8K-512-16-16-Run3" or a run directory name
+    setting: str  # the setting (group of runs) it belongs to
+    hours: np.ndarray  # [C] training hours at each checkpoint, increasing
+    steps: np.ndarray  # [C] optimizer step of each checkpoint (float, NaN if unknown)
+    data: dict[str, dict[str, np.ndarray]]  # dataset -> metric -> [C, R] (R repeats, NaN padded)
+    irregular: bool = False  # checkpoint count differed from the setting's usual count
+    meta: dict = field(default_factory=dict)  # free-form extras (source path, ...)
+
+    def metric(self, dataset: str, metric: str) -> np.ndarray:
+        """[C] the metric at each checkpoint, mean over evaluation repeats."""
+        if dataset not in self.data:
+            raise ValueError(f"run {self.name}: no dataset {dataset!r}; it has {sorted(self.data)}")
+        if metric not in self.data[dataset]:
+            raise ValueError(f"run {self.name}: no metric {metric!r} for {dataset}; it has {sorted(self.data[dataset])}")
+        vals = self.data[dataset][metric]  # [C, R]
+        ok = np.isfinite(vals)
+        n = ok.sum(axis=1)
+        return np.where(n > 0, np.where(ok, vals, 0.0).sum(axis=1) / np.maximum(n, 1), np.nan)  # NaN if none
+
+
+def _step_of(key: str, entry: dict) -> int:
+    if isinstance(entry, dict) and "step" in entry:
+        return int(entry["step"])
+    m = _CKPT.match(key)
+    if m:
+        return int(m.group(1))
+    if key == "base":
+        return 0
+    raise ValueError(f"checkpoint key {key!r} is neither 'checkpoint-<step>' nor 'base' and has no 'step'")
+
+
+def _metrics_table(entries: list[dict], where: str) -> dict[str, dict[str, np.ndarray]]:
+    """entries: [C] dicts {dataset: {metric: [R]}} -> dataset -> metric -> [C, R]."""
+    datasets = sorted({d for e in entries for d, v in e.items() if isinstance(v, dict)})
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for ds in datasets:
+        out[ds] = {}
+        names = sorted({m for e in entries for m in e.get(ds, {}) if m in METRICS})
+        for name in names:
+            rows = []
+            for e in entries:
+                v = e.get(ds, {}).get(name)
+                rows.append([np.nan] if v is None else (list(v) if isinstance(v, list) else [v]))
+            width = max(len(r) for r in rows)
+            arr = np.full((len(rows), width), np.nan)
+            for i, r in enumerate(rows):
+                arr[i, : len(r)] = np.asarray(r, dtype=float)
+            out[ds][name] = arr
+    if not out:
+        raise ValueError(f"{where}: no datasets with metrics {METRICS} found")
+    return out
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e}); fix or remove the file") from e
+
+
+def load_paper_file(path: str | Path, setting: str, hours_per_checkpoint: float) -> Run:
+    """One `<setting>-Run<k>.json`: checkpoints sorted by step, i-th at (i+1) * hours_per_checkpoint."""
+    path = Path(path)
+    raw = _read_json(path)
+    items = sorted(((_step_of(k, v), v) for k, v in raw.items() if k != "examples"), key=lambda kv: kv[0])
+    if not items:
+        raise ValueError(f"{path}: no checkpoints")
+    steps = np.array([s for s, _ in items], dtype=float)
+    hours = hours_per_checkpoint * np.arange(1, len(items) + 1, dtype=float)
+    data = _metrics_table([v for _, v in items], str(path))
+    return Run(path.stem, setting, hours, steps, data, meta={"source": str(path)})
+
+
+def load_base(path: str | Path) -> Run:
+    """A base-model file `{dataset: {metric: [R]}}` as a one-checkpoint run at t = 0, step 0."""
+    path = Path(path)
+    raw = _read_json(path)
+    return Run(path.stem, path.stem, np.zeros(1), np.zeros(1), _metrics_table([raw], str(path)),
+               meta={"source": str(path)})
+
+
+def load_run_dir(path: str | Path, setting: str | None = None) -> Run:
+    """Our run directory: `eval_results.json` entries carry `step` and `elapsed_seconds`."""
+    path = Path(path)
+    f = path / RUN_FILE
+    if not f.is_file():
+        raise ValueError(f"{path}: no {RUN_FILE}; run evaluate-run.py on this run directory first")
+    raw = _read_json(f)
+    items = []
+    for k, v in raw.items():
+        if not isinstance(v, dict) or k == "examples":
+            continue
+        if "elapsed_seconds" not in v and k != "base":
+            raise ValueError(f"{f}: entry {k!r} has no 'elapsed_seconds'; re-run evaluate-run.py to add it")
+        t = float(v.get("elapsed_seconds", 0.0))
+        items.append((_step_of(k, v), t, {d: m for d, m in v.items() if isinstance(m, dict)}))
+    if not items:
+        raise ValueError(f"{f}: no checkpoints evaluated yet")
+    items.sort(key=lambda x: (x[0], x[1]))
+    steps = np.array([s for s, _, _ in items], dtype=float)
+    hours = np.array([t for _, t, _ in items]) / 3600.0
+    data = _metrics_table([e for _, _, e in items], str(f))
+    return Run(path.name, setting or path.name, hours, steps, data, meta={"source": str(path)})
+
+
+def _align_to_grid(run: Run, profile: np.ndarray, hours_per_checkpoint: float) -> Run:
+    """Place run's checkpoints into the slots whose typical step fraction is nearest to theirs.
+
+    profile: [E] median of step / final step at each slot over the setting's regular runs.
+    Assumes the run's last checkpoint is in the last slot (training ran for the full time).
+    """
+    frac = run.steps / run.steps[-1]  # [C]
+    slot = np.abs(frac[:, None] - profile[None, :]).argmin(axis=1)  # [C]
+    slot[-1] = len(profile) - 1
+    keep: dict[int, int] = {}
+    for i, s in enumerate(slot):  # one checkpoint per slot: the closest to the profile
+        if s not in keep or abs(frac[i] - profile[s]) < abs(frac[keep[s]] - profile[s]):
+            keep[s] = i
+    idx = np.array([keep[s] for s in sorted(keep)])
+    slots = np.array(sorted(keep))
+    data = {ds: {m: a[idx] for m, a in ms.items()} for ds, ms in run.data.items()}
+    hours = (slots + 1) * hours_per_checkpoint
+    meta = dict(run.meta, aligned_slots=slots.tolist(), dropped_steps=sorted(set(run.steps.tolist()) - set(run.steps[idx].tolist())))
+    return Run(run.name, run.setting, hours, run.steps[idx], data, True, meta)
+
+
+def check_irregular(runs: list[Run], hours_per_checkpoint: float, policy: str = "align") -> list[Run]:
+    """Warn about runs whose checkpoint count differs from the setting's most common count; apply policy."""
+    if policy not in IRREGULAR_POLICIES:
+        raise ValueError(f"unknown irregular policy {policy!r}; valid: {sorted(IRREGULAR_POLICIES)}")
+    counts = Counter(len(r.hours) for r in runs)
+    expected = max(counts, key=lambda c: (counts[c], c))  # most common count (ties: the larger)
+    bad = [r for r in runs if len(r.hours) != expected]
+    if not bad:
+        return runs
+    warnings.warn(
+        f"setting {runs[0].setting}: {len(bad)} of {len(runs)} runs have an irregular checkpoint count "
+        f"(expected {expected}): " + ", ".join(f"{r.name}={len(r.hours)}" for r in bad)
+        + f"; policy {policy!r}: {IRREGULAR_POLICIES[policy]}",
+        IrregularCheckpointsWarning, stacklevel=2)
+    if policy == "drop":
+        return [r for r in runs if len(r.hours) == expected]
+    if policy == "warn":
+        for r in bad:
+            r.irregular = True
+        return runs
+    regular = [r for r in runs if len(r.hours) == expected]
+    profile = np.median(np.stack([r.steps / r.steps[-1] for r in regular]), axis=0)  # [E]
+    return [_align_to_grid(r, profile, hours_per_checkpoint) if len(r.hours) != expected else r for r in runs]
+
+
+def paper_run_files(results: Path, prefix: str) -> list[tuple[int, Path]]:
+    """[(k, path)] of `<prefix>-Run<k>.json` in results, sorted by k."""
+    pat = re.compile(r"^" + re.escape(prefix) + r"-Run(\d+)\.json$")
+    found = [(int(m.group(1)), p) for p in results.iterdir() if (m := pat.match(p.name))]
+    return sorted(found)
+
+
+def run_dirs_in(path: Path) -> list[Path]:
+    """path itself if it is a run directory, else its subdirectories that are run directories."""
+    if (path / RUN_FILE).is_file():
+        return [path]
+    return sorted(p for p in path.iterdir() if p.is_dir() and (p / RUN_FILE).is_file())

@@ -1,0 +1,59 @@
+"""Resolve a SETTING given on the command line into its runs.
+
+A SETTING is, tried in this order:
+1. a directory (as given, or inside --results): one run directory (`eval_results.json` inside) or a
+   directory holding several run directories of one setting (seeds);
+2. `<stem>:<pattern>`: a multi-GPU setting in `<stem>-acc.csv` (e.g. `h100s:n128-m32-ga4`);
+3. a file-name prefix in --results: all `<prefix>-Run<k>.json` (the paper's layout);
+4. a prefix of run directories in --results named `<prefix>-s<k>` / `<prefix>-seed<k>` / `<prefix>_seed<k>`.
+
+Use: `runs = load_setting("Instruct-GSM8K-512-16-16", "../shared/paper-results", hours_per_checkpoint=0.5)`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pods.analysis.csvruns import load_csv_setting
+from pods.analysis.loaders import (Run, check_irregular, load_base, load_paper_file, load_run_dir,
+                                   paper_run_files, run_dirs_in)
+
+
+def load_setting(spec: str, results: str | Path | None = None, *, hours_per_checkpoint: float = 0.5,
+                 irregular: str = "align", csv_time_unit: str = "minutes") -> list[Run]:
+    """All runs of one setting (see module docstring for what `spec` may be)."""
+    res = Path(results) if results is not None else None
+    for cand in [Path(spec)] + ([res / spec] if res is not None else []):
+        if cand.is_dir():
+            dirs = run_dirs_in(cand)
+            if not dirs:
+                raise ValueError(f"{cand}: neither a run directory (with eval_results.json) nor a folder of them")
+            label = spec.rstrip("/")
+            return [load_run_dir(d, setting=label) for d in dirs]
+    if res is None or not res.is_dir():
+        raise ValueError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
+    if ":" in spec:
+        stem, pattern = spec.split(":", 1)
+        return load_csv_setting(res, stem, pattern, time_unit=csv_time_unit)
+    files = paper_run_files(res, spec)
+    if files:
+        runs = [load_paper_file(p, spec, hours_per_checkpoint) for _, p in files]
+        return check_irregular(runs, hours_per_checkpoint, irregular)
+    pat = re.compile(r"^" + re.escape(spec) + r"[-_](s|seed)\d+$")
+    dirs = sorted(p for p in res.iterdir() if p.is_dir() and pat.match(p.name) and run_dirs_in(p) == [p])
+    if dirs:
+        return [load_run_dir(d, setting=spec) for d in dirs]
+    raise ValueError(f"setting {spec!r}: no directory, no {spec}-Run<k>.json and no {spec}-s<k> run directories "
+                     f"in {res}; known prefixes: {known_prefixes(res)[:20]}")
+
+
+def known_prefixes(results: Path) -> list[str]:
+    """The `<prefix>` of every `<prefix>-Run<k>.json` in results."""
+    pat = re.compile(r"^(.+)-Run\d+\.json$")
+    return sorted({m.group(1) for p in results.iterdir() if (m := pat.match(p.name))})
+
+
+def base_run(path: str | Path | None) -> Run | None:
+    """The base-model run (t = 0 point) from a file, or None."""
+    return load_base(path) if path else None

@@ -1,0 +1,111 @@
+"""Speed-up of a method over a baseline in wall-clock time, from their setting curves.
+
+Definitions (hours on each curve's own time grid, curves clipped to max_hours):
+- peak: the highest mean value and the first time it is attained (ties: the earliest);
+- `speedup_exact` = baseline's time to its own peak / method's time to first reach that peak;
+- `speedup_99` = baseline's time to first reach 0.99 x its peak / method's time to reach that level
+  (the authors' definition);
+- grid versions use the first checkpoint at or above the level; `_interp` versions interpolate
+  linearly between the checkpoint below and the first one at or above;
+- None = not reached (also when a time is 0, e.g. a level already met by the t = 0 point);
+- bootstrap: resample runs with replacement within each setting, recompute both means and the grid
+  speed-ups; 2.5/97.5 percentiles, a resample in which the method never reaches counting as speed-up 0.
+
+Use: `speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)` -> dict (keys in `KEYS`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pods.analysis.curves import Curve, nanmean_rows
+
+KEYS = ("baseline", "method", "baseline_peak", "baseline_peak_hours", "method_peak", "method_peak_hours",
+        "method_hours_to_baseline_peak", "speedup_exact", "speedup_exact_interp", "speedup_99",
+        "speedup_99_interp", "ci95_exact", "ci95_99")
+LEVEL_99 = 0.99
+
+
+def _finite(t: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    ok = np.isfinite(y) & np.isfinite(t)
+    return t[ok], y[ok]
+
+
+def peak(t: np.ndarray, y: np.ndarray) -> tuple[float, float] | tuple[None, None]:
+    """(peak value, first time it is attained) of y [C] over t [C], ignoring NaN."""
+    t, y = _finite(t, y)
+    if len(y) == 0:
+        return None, None
+    i = int(np.argmax(y))  # argmax returns the first of tied maxima
+    return float(y[i]), float(t[i])
+
+
+def first_reach(t: np.ndarray, y: np.ndarray, level: float, interp: bool = False) -> float | None:
+    """First time y reaches >= level: the checkpoint time, or with interp the linear crossing point
+    between the previous checkpoint and that one. None if never reached."""
+    t, y = _finite(t, y)
+    hit = np.nonzero(y >= level)[0]
+    if len(hit) == 0:
+        return None
+    i = int(hit[0])
+    if not interp or i == 0:
+        return float(t[i])
+    frac = (level - y[i - 1]) / (y[i] - y[i - 1])  # y[i-1] < level <= y[i], so 0 < frac <= 1
+    return float(t[i - 1] + frac * (t[i] - t[i - 1]))
+
+
+def _ratio(num: float | None, den: float | None) -> float | None:
+    if num is None or den is None or den <= 0 or num <= 0:
+        return None
+    return num / den
+
+
+def speedups(tb: np.ndarray, yb: np.ndarray, tm: np.ndarray, ym: np.ndarray) -> dict:
+    """Point estimates from mean curves (tb, yb) baseline and (tm, ym) method, each [C]."""
+    b_peak, b_peak_t = peak(tb, yb)
+    m_peak, m_peak_t = peak(tm, ym)
+    out = {"baseline_peak": b_peak, "baseline_peak_hours": b_peak_t, "method_peak": m_peak,
+           "method_peak_hours": m_peak_t}
+    if b_peak is None:
+        return {**out, **{k: None for k in KEYS[6:]}}
+    level = LEVEL_99 * b_peak
+    m_to_peak = first_reach(tm, ym, b_peak)
+    out.update(
+        method_hours_to_baseline_peak=m_to_peak,
+        speedup_exact=_ratio(b_peak_t, m_to_peak),
+        speedup_exact_interp=_ratio(first_reach(tb, yb, b_peak, True), first_reach(tm, ym, b_peak, True)),
+        speedup_99=_ratio(first_reach(tb, yb, level), first_reach(tm, ym, level)),
+        speedup_99_interp=_ratio(first_reach(tb, yb, level, True), first_reach(tm, ym, level, True)),
+    )
+    return out
+
+
+def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) -> tuple[list | None, list | None]:
+    """95% percentile intervals of (speedup_exact, speedup_99) resampling runs within each setting.
+
+    None when a setting has fewer than 2 runs or n_boot is 0."""
+    if n_boot <= 0 or len(base.run_names) < 2 or len(method.run_names) < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    nb, nm = len(base.run_names), len(method.run_names)
+    exact, s99 = np.zeros(n_boot), np.zeros(n_boot)
+    for i in range(n_boot):
+        yb = nanmean_rows(base.values[rng.integers(0, nb, nb)])  # [Cb]
+        ym = nanmean_rows(method.values[rng.integers(0, nm, nm)])  # [Cm]
+        s = speedups(base.hours, yb, method.hours, ym)
+        exact[i] = s["speedup_exact"] or 0.0
+        s99[i] = s["speedup_99"] or 0.0
+    ci = lambda a: [float(np.percentile(a, 2.5)), float(np.percentile(a, 97.5))]  # noqa: E731
+    return ci(exact), ci(s99)
+
+
+def speedup(base: Curve, method: Curve, *, max_hours: float | None = None, n_boot: int = 2000,
+            seed: int = 0) -> dict:
+    """The full row for one method: point estimates, bootstrap intervals (None where not reached)."""
+    base, method = base.clip(max_hours), method.clip(max_hours)
+    row = {"baseline": base.label, "method": method.label}
+    row.update(speedups(base.hours, base.mean, method.hours, method.mean))
+    ci_exact, ci_99 = bootstrap_ci(base, method, n_boot, seed)
+    row["ci95_exact"] = ci_exact if row["speedup_exact"] is not None else None
+    row["ci95_99"] = ci_99 if row["speedup_99"] is not None else None
+    return {k: row[k] for k in KEYS}

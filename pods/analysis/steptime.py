@@ -1,0 +1,80 @@
+"""Seconds per training step: from our runs' `metrics.jsonl`, or derived from the paper's checkpoints.
+
+- Our runs: `checkpoints/<run>/metrics.jsonl`, one JSON object per step with `step`,
+  `elapsed_seconds` and phase timers `time/<phase>` (seconds spent in that phase this step, e.g.
+  `time/generate`, `time/update`). Total seconds/step = (last - first elapsed) / (last - first step);
+  phase seconds/step = mean of that timer over the logged steps. Timers named like the total
+  (`time/step*`, `time/total*`) are reported as totals, not stacked as phases.
+- The paper's files: checkpoints are every hours_per_checkpoint of wall-clock, so seconds/step of a
+  run = its last checkpoint's hours * 3600 / its step (steps/hour = the inverse).
+
+Use: `run_step_seconds(Path("checkpoints/demo-pods"))` -> {"total": 0.13, "time/generate": 0.05, ...}.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from pods.analysis.loaders import Run
+
+METRICS_FILE = "metrics.jsonl"
+TOTAL_PREFIXES = ("time/step", "time/total")
+
+
+def read_metrics(path: Path) -> list[dict]:
+    """Records of a metrics.jsonl (a torn last line from a killed run is skipped)."""
+    f = path / METRICS_FILE if path.is_dir() else path
+    if not f.is_file():
+        raise ValueError(f"{path}: no {METRICS_FILE}; step times need a training run's metrics log")
+    out = []
+    lines = f.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:
+                continue  # partially written last line
+            raise ValueError(f"{f}: line {i + 1} is not JSON")
+    return out
+
+
+def run_step_seconds(path: Path) -> dict[str, float]:
+    """{"total": seconds/step, "time/<phase>": mean seconds/step, ...} for one run directory."""
+    recs = [r for r in read_metrics(path) if "step" in r]
+    if not recs:
+        raise ValueError(f"{path}: {METRICS_FILE} has no records with 'step'")
+    out: dict[str, float] = {}
+    timed = [r for r in recs if "elapsed_seconds" in r]
+    if len(timed) >= 2 and timed[-1]["step"] > timed[0]["step"]:
+        out["total"] = (timed[-1]["elapsed_seconds"] - timed[0]["elapsed_seconds"]) / (timed[-1]["step"] - timed[0]["step"])
+    keys = sorted({k for r in recs for k in r if k.startswith("time/")})
+    for k in keys:
+        vals = [float(r[k]) for r in recs if isinstance(r.get(k), (int, float))]
+        if vals:
+            out[k] = float(np.mean(vals))
+    if "total" not in out:
+        totals = [k for k in keys if k.startswith(TOTAL_PREFIXES)]
+        if totals:
+            out["total"] = out[totals[0]]
+        elif keys:
+            out["total"] = sum(out[k] for k in keys)
+        else:
+            raise ValueError(f"{path}: {METRICS_FILE} has neither elapsed_seconds nor time/* timers")
+    return out
+
+
+def phases(step_seconds: dict[str, float]) -> dict[str, float]:
+    """The stackable phase timers (everything but the totals)."""
+    return {k: v for k, v in step_seconds.items() if k != "total" and not k.startswith(TOTAL_PREFIXES)}
+
+
+def paper_step_seconds(run: Run) -> float:
+    """Seconds per step of a paper run: training seconds at its last checkpoint / its step."""
+    if not np.isfinite(run.steps[-1]) or run.steps[-1] <= 0:
+        raise ValueError(f"run {run.name}: no step number at its last checkpoint")
+    return float(run.hours[-1] * 3600.0 / run.steps[-1])

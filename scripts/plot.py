@@ -1,0 +1,132 @@
+#!/usr/bin/env python
+"""Figures (PNG + PDF) from evaluation results, chosen by command-line arguments.
+
+    # every paper figure (or some: --only gsm8k --only llama) from the authors' data
+    uv run python scripts/plot.py paper --results ../shared/paper-results --out figures/
+    # any settings: mean over runs with a 95% band, against hours and steps
+    uv run python scripts/plot.py curves --results checkpoints --setting demo-grpo --setting demo-pods \
+        --dataset gsm8k --metric ans_acc --out figures/ --name demo
+    # seconds per step bars from our runs' metrics.jsonl (phase timers stacked)
+    uv run python scripts/plot.py step-time --results checkpoints --setting demo-grpo --setting demo-pods --out figures/
+    uv run python scripts/plot.py list      # names of the paper figures
+
+SETTING: see scripts/speedup.py (file prefix, run directory / folder of seeds, or `<stem>:<pattern>`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np  # noqa: E402
+
+from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
+from pods.analysis.curves import setting_curve  # noqa: E402
+from pods.analysis.figures import X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
+from pods.analysis.loaders import IRREGULAR_POLICIES  # noqa: E402
+from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
+from pods.analysis.settings import base_run, load_setting  # noqa: E402
+from pods.analysis.steptime import paper_step_seconds, phases, run_step_seconds  # noqa: E402
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--results", default=".", help="folder with results files / run directories")
+    p.add_argument("--out", default="figures", help="output folder for <name>.png and <name>.pdf")
+    p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
+                   help="runs whose checkpoint count differs from their setting's usual count")
+    p.add_argument("--csv-time-unit", default="minutes", choices=sorted(TIME_UNITS), help="unit of eval/time in CSVs")
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("paper", help="the paper's figures from its results folder")
+    _common(p)
+    p.add_argument("--only", action="append", choices=sorted(FIGURES), help="draw only this figure (repeatable)")
+    p = sub.add_parser("curves", help="metric against hours / steps for any settings")
+    _common(p)
+    p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
+    p.add_argument("--label", action="append", help="legend label per --setting (default: the setting)")
+    p.add_argument("--dataset", default="gsm8k")
+    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
+    p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis")
+    p.add_argument("--hours-per-checkpoint", type=float, default=0.5, help="paper files' checkpoint interval")
+    p.add_argument("--max-hours", type=float, default=None)
+    p.add_argument("--base", default=None, help="base-model JSON for a t = 0 point")
+    p.add_argument("--title", default="")
+    p.add_argument("--name", default="curves", help="output file name (without extension)")
+    p = sub.add_parser("step-time", help="seconds per step bars (run dirs: metrics.jsonl; paper: from steps)")
+    _common(p)
+    p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
+    p.add_argument("--label", action="append", help="bar label per --setting")
+    p.add_argument("--hours-per-checkpoint", type=float, default=0.5, help="paper files' checkpoint interval")
+    p.add_argument("--name", default="step-time")
+    sub.add_parser("list", help="print the paper figure names")
+    return ap.parse_args(argv)
+
+
+def _labels(args) -> list[str]:
+    if args.label and len(args.label) != len(args.setting):
+        raise ValueError(f"{len(args.label)} --label for {len(args.setting)} --setting; give one per setting or none")
+    return args.label or args.setting
+
+
+def cmd_curves(args) -> list[Path]:
+    base = base_run(args.base)
+    curves = [setting_curve(load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,
+                                         irregular=args.irregular, csv_time_unit=args.csv_time_unit),
+                            args.dataset, args.metric, base=base, label=lab).clip(args.max_hours)
+              for s, lab in zip(args.setting, _labels(args))]
+    xs = ["hours", "steps"] if args.x == "both" else [args.x]
+    fig, axes = new_figure(len(xs))
+    for ax, x in zip(axes, xs):
+        draw_curves(ax, curves, x=x, metric=args.metric, title=args.title or f"{args.dataset} {args.metric}")
+    return save(fig, args.out, args.name)
+
+
+def cmd_step_time(args) -> list[Path]:
+    values, stacks = [], []
+    for s in args.setting:
+        runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular)
+        src = [Path(r.meta.get("source", "")) for r in runs]
+        if all(p.is_dir() for p in src):  # our run directories: metrics.jsonl
+            per_run = [run_step_seconds(p) for p in src]
+            values.append(np.array([d["total"] for d in per_run]))
+            names = sorted({k for d in per_run for k in phases(d)})
+            stacks.append({k: float(np.mean([d.get(k, 0.0) for d in per_run])) for k in names})
+        else:  # paper files: hours at the last checkpoint / its step
+            values.append(np.array([paper_step_seconds(r) for r in runs]))
+            stacks.append({})
+    fig, axes = new_figure(1, width=max(5.0, 0.8 * len(values) + 2))
+    draw_bars(axes[0], _labels(args), values, phases=stacks if any(stacks) else None, title="seconds per step")
+    return save(fig, args.out, args.name)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        if args.command == "list":
+            print("\n".join(sorted(FIGURES)))
+            return 0
+        if args.command == "paper":
+            paths = []
+            for name in args.only or FIGURES:
+                paths += draw_figure(name, args.results, args.out, irregular=args.irregular,
+                                     csv_time_unit=args.csv_time_unit)
+        elif args.command == "curves":
+            paths = cmd_curves(args)
+        else:
+            paths = cmd_step_time(args)
+    except ValueError as e:
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        return 2
+    for p in paths:
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+#!/usr/bin/env python
+"""Speed-up table: how much sooner each method reaches the baseline's peak (wall-clock).
+
+    uv run python scripts/speedup.py --results ../shared/paper-results \
+        --baseline Instruct-GSM8K-512-16-16 --method Instruct-GSM8K-512-64-16 \
+        --dataset gsm8k --metric ans_acc --hours-per-checkpoint 0.5 --max-hours 6 [--json]
+
+A SETTING is a `<prefix>` of `<prefix>-Run<k>.json` files in --results, a run directory of ours
+(`checkpoints/<run>`, or a folder of such run directories = seeds), or `<stem>:<pattern>` for the
+multi-GPU CSVs (`h100s:n32-m32-ga16`). Definitions: pods/analysis/speedup.py. With --json it prints
+a JSON list, one object per method, keys as in `pods.analysis.speedup.KEYS` (null = not reached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pods.analysis.curves import setting_curve  # noqa: E402
+from pods.analysis.loaders import IRREGULAR_POLICIES  # noqa: E402
+from pods.analysis.settings import base_run, load_setting  # noqa: E402
+from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
+from pods.analysis.speedup import speedup  # noqa: E402
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--results", default=".", help="folder with <prefix>-Run<k>.json files, CSVs or run directories")
+    p.add_argument("--baseline", required=True, help="baseline SETTING")
+    p.add_argument("--method", action="append", required=True, help="method SETTING (repeatable)")
+    p.add_argument("--dataset", default="gsm8k", help="evaluation dataset (gsm8k, math500, amc23)")
+    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
+    p.add_argument("--hours-per-checkpoint", type=float, default=0.5,
+                   help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 0.1666667)")
+    p.add_argument("--max-hours", type=float, default=None, help="ignore checkpoints after this time")
+    p.add_argument("--base", default=None, help="base-model JSON: adds a t = 0 point to every run")
+    p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
+                   help="what to do with runs whose checkpoint count differs from the setting's usual")
+    p.add_argument("--csv-time-unit", default="minutes", choices=sorted(TIME_UNITS), help="unit of eval/time in CSVs")
+    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of runs (0 = no intervals)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    return p.parse_args(argv)
+
+
+def _fmt(v, digits=3) -> str:
+    if v is None:
+        return "not reached"
+    if isinstance(v, list):
+        return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
+    return f"{v:.{digits}f}"
+
+
+def table(rows: list[dict]) -> str:
+    """Human-readable table, one line per method."""
+    head = ["method", "peak (h)", "base peak (h)", "h to base peak", "exact", "exact interp", "ci95", "99%",
+            "99% interp", "ci95"]
+    lines = [f"baseline: {rows[0]['baseline']}  peak {_fmt(rows[0]['baseline_peak'])} at "
+             f"{_fmt(rows[0]['baseline_peak_hours'], 2)} h", " | ".join(head)]
+    for r in rows:
+        lines.append(" | ".join([
+            r["method"], f"{_fmt(r['method_peak'])} ({_fmt(r['method_peak_hours'], 2)})",
+            f"{_fmt(r['baseline_peak'])} ({_fmt(r['baseline_peak_hours'], 2)})",
+            _fmt(r["method_hours_to_baseline_peak"], 2), _fmt(r["speedup_exact"], 2), _fmt(r["speedup_exact_interp"], 2),
+            _fmt(r["ci95_exact"]), _fmt(r["speedup_99"], 2), _fmt(r["speedup_99_interp"], 2), _fmt(r["ci95_99"])]))
+    return "\n".join(lines)
+
+
+def compute(args: argparse.Namespace) -> list[dict]:
+    base = base_run(args.base)
+    load = lambda s: load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,  # noqa: E731
+                                  irregular=args.irregular, csv_time_unit=args.csv_time_unit)
+    b = setting_curve(load(args.baseline), args.dataset, args.metric, base=base, label=args.baseline)
+    return [speedup(b, setting_curve(load(m), args.dataset, args.metric, base=base, label=m),
+                    max_hours=args.max_hours, n_boot=args.bootstrap, seed=args.seed) for m in args.method]
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        rows = compute(args)
+    except ValueError as e:
+        print(f"speedup.py: error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(rows, indent=2) if args.json else table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
