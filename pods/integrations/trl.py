@@ -1,0 +1,285 @@
+"""PODS for TRL: a `trl.GRPOTrainer` that generates n completions per prompt and trains on m.
+
+    from pods.integrations.trl import PODSConfig, PODSTrainer
+    args = PODSConfig(output_dir="out", num_generations=16, pods_m=4, pods_rule="max_variance",
+                      per_device_train_batch_size=16, gradient_accumulation_steps=2)
+    PODSTrainer(model=..., reward_funcs=[...], args=args, train_dataset=ds).train()
+
+Launch on several GPUs with `accelerate launch` (see scripts/train_trl.py and README "Multi-GPU with
+TRL + accelerate"). Only TRL's extension points are used: `_calculate_rewards` (to read the rewards
+TRL gathered over all processes) and `_generate_and_score_completions` (to down-sample its output);
+generation, the loss, vLLM and DeepSpeed stay TRL's.
+
+Batch bookkeeping. TRL's batch fields count *generated* completions, as in plain TRL: each process
+generates `per_device_train_batch_size * steps_per_generation` completions per generation round,
+the round holds G = generation_batch_size / n whole prompt groups of n = num_generations
+completions, and one group may span processes. PODS then
+  1. gathers the rewards of the round, [G, n] (TRL gathers them over processes),
+  2. selects m per group with `pods.downsample.select` (identically on every process),
+  3. recomputes the group advantages over the m kept (`pods.advantages.group_advantages`),
+  4. gives each process an equal, consecutive share of the G * m kept rollouts (sorted by group):
+     its own rows when every group lies on one process (no communication), otherwise the kept
+     rows are gathered and re-split, so every process trains on the same number of sequences,
+  5. TRL splits that share into `steps_per_generation` loss micro-batches.
+So each loss micro-batch holds per_device_train_batch_size * m / n sequences
+(`PODSConfig.pods_micro_batch_size`), which must be a whole number: checked at config time.
+
+GRPO-GA, the paper's comparison, is plain TRL: `grpo_ga_kwargs(pods_kwargs)` gives the
+`trl.GRPOConfig` arguments that generate as many rollouts per optimizer step with the same loss
+micro-batch and train on all of them through n/m times more gradient accumulation.
+
+Unsloth (one GPU): import unsloth first, then build the class on its patched trainer,
+`pods_trainer_class(trl.GRPOTrainer)`; the mixin needs only the two methods named above.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+from pods.advantages import group_advantages
+from pods.downsample import RULES, select
+
+try:  # TRL is a dependency, but keep the import error readable
+    from trl import GRPOConfig, GRPOTrainer
+except ImportError as err:  # pragma: no cover
+    raise ImportError("pods.integrations.trl needs `trl` (pinned in pyproject.toml): run `uv sync`") from err
+
+LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded
+
+
+@dataclass
+class PODSConfig(GRPOConfig):
+    """`trl.GRPOConfig` plus the PODS fields; `num_generations` is n (generated per prompt)."""
+
+    pods_m: int | None = field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"})
+    pods_rule: str = field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"})
+
+    def __post_init__(self):
+        super().__post_init__()
+        n, m = self.num_generations, self.pods_m
+        if self.pods_rule not in RULES:
+            raise ValueError(f"unknown pods_rule {self.pods_rule!r}; valid rules: {', '.join(RULES)}")
+        if m is None:
+            raise ValueError("PODSConfig needs pods_m (rollouts kept per prompt); for plain GRPO use trl.GRPOConfig")
+        if isinstance(m, bool) or not isinstance(m, int) or not 2 <= m <= n:
+            raise ValueError(
+                f"pods_m must be an integer in 2..num_generations={n}, got {m!r} "
+                "(advantages over a single kept rollout are always zero)"
+            )
+        if self.pods_rule == "none" and m != n:
+            raise ValueError(f"pods_rule 'none' keeps every rollout: set pods_m = num_generations = {n} (got {m})")
+        per_device = self.per_device_train_batch_size
+        if per_device * m % n:
+            step = n // math.gcd(n, m)
+            raise ValueError(
+                f"each loss micro-batch holds per_device_train_batch_size * m / n = {per_device} * {m} / {n} "
+                f"sequences, which is not a whole number: make per_device_train_batch_size (completions "
+                f"generated per device per accumulation step) a multiple of {step}"
+            )
+        if self.multi_objective_aggregation != "sum_then_normalize":
+            raise ValueError(
+                "PODS selects on the weighted sum of the reward functions: set "
+                f"multi_objective_aggregation='sum_then_normalize' (got {self.multi_objective_aggregation!r})"
+            )
+
+    @property
+    def pods_micro_batch_size(self) -> int:
+        """Sequences in each loss computation on each process: per_device_train_batch_size * m / n."""
+        return self.per_device_train_batch_size * self.pods_m // self.num_generations
+
+
+def grpo_ga_kwargs(pods_kwargs: dict, group_size: int | None = None) -> dict:
+    """`trl.GRPOConfig` kwargs of the GRPO-GA run matching the PODS kwargs `pods_kwargs`.
+
+    Same rollouts generated per optimizer step and same loss micro-batch (m / n of PODS's
+    per-device generation batch); all of them are trained, so gradient accumulation (and
+    steps_per_generation, if set) grow by n / m. `group_size` is GRPO-GA's num_generations:
+    m by default (the paper's runs: PODS n128-m32-ga4 vs GRPO-GA n32-m32-ga16), or n.
+    """
+    kw = {k: v for k, v in pods_kwargs.items() if not k.startswith("pods_")}
+    n, m = pods_kwargs["num_generations"], pods_kwargs["pods_m"]
+    ga = pods_kwargs.get("gradient_accumulation_steps", 1)
+    per_device = pods_kwargs.get("per_device_train_batch_size", 8)
+    if per_device * m % n or ga * n % m or pods_kwargs.get("steps_per_generation", m) * n % m:
+        raise ValueError(
+            f"GRPO-GA needs per_device_train_batch_size * m / n and gradient_accumulation_steps * n / m "
+            f"(and steps_per_generation * n / m) to be whole numbers; got per_device={per_device}, ga={ga}, n={n}, m={m}"
+        )
+    kw.update(num_generations=group_size or m, per_device_train_batch_size=per_device * m // n,
+              gradient_accumulation_steps=ga * n // m)
+    if kw.get("steps_per_generation") is not None:
+        kw["steps_per_generation"] = kw["steps_per_generation"] * n // m
+    return kw
+
+
+class PODSMixin:
+    """Down-sampling on top of a GRPOTrainer class (TRL's, or Unsloth's patched one)."""
+
+    def _pods_setup(self):
+        if getattr(self.args, "pods_m", None) is None:
+            raise TypeError(f"{type(self).__name__} needs a PODSConfig (with pods_m), got {type(self.args).__name__}")
+        if self.args.pods_m > self.num_generations:
+            raise ValueError(f"pods_m={self.args.pods_m} exceeds num_generations={self.num_generations}")
+        self._pods_round = 0  # generation rounds so far; seeds the `random` rule identically on all processes
+        self._pods_rewards_per_func = None
+        self.pods_last_selection: dict | None = None
+
+    def _calculate_rewards(self, *args, **kwargs):
+        rewards_per_func = super()._calculate_rewards(*args, **kwargs)  # [G * n, F], gathered over processes
+        self._pods_rewards_per_func = rewards_per_func
+        return rewards_per_func
+
+    def _generate_and_score_completions(self, inputs):
+        self._pods_rewards_per_func = None
+        output = super()._generate_and_score_completions(inputs)
+        if not self.model.training:  # evaluation: TRL's n_eval completions, nothing dropped
+            return output
+        if self._pods_rewards_per_func is None:
+            raise RuntimeError(
+                "PODS could not read the gathered rewards: this GRPOTrainer never called _calculate_rewards "
+                "(an incompatible TRL or Unsloth version?)"
+            )
+        return self._pods_downsample(output, len(inputs))
+
+    def _pods_rewards(self) -> torch.Tensor:
+        """[G * n] weighted reward sum as TRL computes it; NaN where no reward function scored."""
+        per_func = self._pods_rewards_per_func  # [N, F]
+        rewards = (per_func * self.reward_weights.to(per_func.device).unsqueeze(0)).nansum(dim=1)
+        rewards[torch.isnan(per_func).all(dim=1)] = torch.nan
+        return rewards.float().cpu()
+
+    def _pods_select(self, rewards: torch.Tensor):
+        """rewards [G, n] -> kept [G, m], advantages [G, m] (unscorable rollouts get advantage 0)."""
+        m, rule, scale = self.args.pods_m, self.args.pods_rule, self.scale_rewards
+        unscorable = torch.isnan(rewards)  # [G, n]
+        fill = torch.nan_to_num(torch.nanmean(rewards, dim=1, keepdim=True), nan=0.0)  # [G, 1]
+        filled = torch.where(unscorable, fill, rewards)
+        generator = torch.Generator().manual_seed(self.args.seed * 1_000_003 + self._pods_round)
+        kept = select(filled, m, rule, generator=generator)  # [G, m]
+        kept_rewards = filled.gather(1, kept)  # [G, m]
+        if scale == "batch":  # group mean, batch std (TRL's scale_rewards="batch")
+            adv = group_advantages(kept_rewards, scale_std=False) / (kept_rewards.std(unbiased=False) + 1e-4)
+        else:
+            adv = group_advantages(kept_rewards, scale_std=scale == "group")
+        adv = adv.masked_fill(unscorable.gather(1, kept), 0.0)
+        return kept, kept_rewards, adv
+
+    def _pods_downsample(self, output: dict, local_rows: int) -> dict:
+        acc = self.accelerator
+        procs, rank, n = acc.num_processes, acc.process_index, self.num_generations
+        rewards = self._pods_rewards()  # [N]
+        if rewards.numel() != local_rows * procs or rewards.numel() % n:
+            raise RuntimeError(
+                f"PODS expected {procs} processes x {local_rows} completions = whole groups of n={n}, "
+                f"but TRL gathered {rewards.numel()} rewards"
+            )
+        G = rewards.numel() // n
+        kept, kept_rewards, adv = self._pods_select(rewards.view(G, n))  # [G, m] each
+        rows = (torch.arange(G).unsqueeze(1) * n + kept).flatten()  # [G * m] global row of each kept rollout
+        order = rows.argsort()
+        rows, adv_flat = rows[order], adv.flatten()[order]
+        share = rows.numel() // procs
+        if share * procs != rows.numel() or share % self.args.steps_per_generation:
+            raise RuntimeError(
+                f"{rows.numel()} kept rollouts do not split into {procs} processes x steps_per_generation="
+                f"{self.args.steps_per_generation} equal micro-batches; check per_device_train_batch_size * m / n"
+            )
+        mine = slice(rank * share, (rank + 1) * share)
+        owner = rows // local_rows  # [G * m] process that generated each kept rollout
+        local = bool((owner.view(procs, share) == torch.arange(procs).unsqueeze(1)).all())  # same on all ranks
+        if local:
+            new = self._pods_take_local(output, rows[mine] - rank * local_rows, local_rows)
+        else:
+            new = self._pods_take_gathered(output, rows[mine], local_rows)
+        new["advantages"] = adv_flat[mine].to(output["advantages"].device, output["advantages"].dtype)
+        mask = new["completion_mask"] if "tool_mask" not in new else new["completion_mask"] * new["tool_mask"]
+        new["num_items_in_batch"] = acc.gather(mask.sum()).sum()  # tokens in the kept batch, all processes
+        self._pods_trim(new)
+        self._pods_log(rewards.view(G, n), kept, kept_rewards, local)
+        self.pods_last_selection = {"round": self._pods_round, "rewards": rewards.view(G, n), "kept": kept,
+                                    "advantages": adv, "rows": rows[mine], "local": local}
+        self._pods_round += 1
+        return new
+
+    @staticmethod
+    def _pods_check_key(key, value, local_rows):
+        rowwise = (isinstance(value, torch.Tensor) and value.dim() >= 1 and value.shape[0] == local_rows) or (
+            isinstance(value, list) and len(value) == local_rows)
+        if not rowwise and not (isinstance(value, torch.Tensor) and value.dim() == 0) and value is not None:
+            raise NotImplementedError(
+                f"PODS cannot down-sample the generation output {key!r} (not one entry per completion); "
+                "multimodal inputs are not supported"
+            )
+        return rowwise
+
+    def _pods_take_local(self, output: dict, idx: torch.Tensor, local_rows: int) -> dict:
+        new = {}
+        for key, value in output.items():
+            if self._pods_check_key(key, value, local_rows):
+                new[key] = value[idx.to(value.device)] if isinstance(value, torch.Tensor) else [value[i] for i in idx]
+            elif key != "num_items_in_batch":
+                new[key] = value
+        return new
+
+    def _pods_take_gathered(self, output: dict, rows: torch.Tensor, local_rows: int) -> dict:
+        """All processes gather every row-aligned output, then keep their share `rows` (global indices)."""
+        from accelerate.utils import gather_object
+
+        acc, new = self.accelerator, {}
+        pad_id = self.processing_class.pad_token_id if hasattr(self.processing_class, "pad_token_id") else 0
+        for key, value in output.items():  # same keys in the same order on every process
+            if key in ("advantages", "num_items_in_batch") or not self._pods_check_key(key, value, local_rows):
+                if key not in ("advantages", "num_items_in_batch"):
+                    new[key] = value
+                continue
+            if isinstance(value, list):
+                everything = gather_object(value)  # collective: called once per key on every process
+                new[key] = [everything[i] for i in rows.tolist()]
+                continue
+            if value.dim() >= 2:
+                value = acc.pad_across_processes(value, dim=1, pad_index=pad_id if key.endswith("_ids") else 0,
+                                                 pad_first=key in LEFT_PADDED)
+            new[key] = acc.gather(value.contiguous())[rows.to(value.device)]
+        return new
+
+    def _pods_trim(self, batch: dict):
+        """Drop completion columns that are padding in every kept row (right padding: causal-safe)."""
+        mask = batch["completion_mask"]  # [B, T]
+        width = mask.shape[1]
+        used = int(mask.any(dim=0).nonzero().max().item()) + 1 if mask.any() else 1
+        multiple = getattr(self, "pad_to_multiple_of", None)
+        if multiple:
+            used = min(width, -(-used // multiple) * multiple)
+        if used == width:
+            return
+        for key, value in batch.items():
+            if (key not in LEFT_PADDED and isinstance(value, torch.Tensor) and value.dim() == 2
+                    and value.shape[1] == width):
+                batch[key] = value[:, :used]
+
+    def _pods_log(self, rewards, kept, kept_rewards, local):
+        metrics = self._metrics["train"]
+        spread = kept_rewards.std(dim=1, unbiased=False)  # [G]
+        metrics["pods/kept_reward"].append(kept_rewards.mean().item())
+        metrics["pods/kept_reward_std"].append(spread.mean().item())
+        metrics["pods/frac_kept_zero_std"].append((spread == 0).float().mean().item())
+        metrics["pods/generated_reward_std"].append(torch.nan_to_num(rewards).std(dim=1, unbiased=False).mean().item())
+        metrics["pods/regrouped"].append(0.0 if local else 1.0)
+
+
+def pods_trainer_class(base: type = GRPOTrainer) -> type:
+    """A PODS trainer class on top of `base` (TRL's GRPOTrainer, or Unsloth's patched one)."""
+
+    class _PODSTrainer(PODSMixin, base):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._pods_setup()
+
+    _PODSTrainer.__name__ = _PODSTrainer.__qualname__ = f"PODS{base.__name__}"
+    return _PODSTrainer
+
+
+PODSTrainer = pods_trainer_class(GRPOTrainer)
