@@ -1,0 +1,36 @@
+"""Evaluate every complete checkpoint of a training run (and the base model) on held-out data.
+
+    uv run python evaluate-run.py run_dir=checkpoints/<run>                 # config/evaluate.yaml
+    uv run python evaluate-run.py run_dir=checkpoints/<run> repeats=1 max_tokens=64 base=false
+
+Writes `<run_dir>/eval_results.json` in the paper's layout (see pods/evaluation.py) after every
+(checkpoint, dataset, repeat), so an interrupted sweep continues where it stopped when rerun.
+Uses the run's own backend and verifiers; LoRA runs are evaluated as adapters on the base model.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from pods.evaluation import evaluate_run
+
+
+@hydra.main(config_path="config", config_name="evaluate", version_base=None)
+def main(cfg: DictConfig) -> None:
+    try:
+        results = evaluate_run(cfg.run_dir, cfg)
+    except (ValueError, FileNotFoundError) as err:
+        print(f"evaluate-run.py: {err}", file=sys.stderr)
+        sys.exit(2)
+    for entry in results.entries():
+        accs = ", ".join(f"{ds} {results.mean(entry, ds):.4f}" for ds in results.data[entry]
+                         if isinstance(results.data[entry][ds], dict))
+        print(f"{entry} (step {results.data[entry]['step']}, {results.data[entry]['elapsed_seconds']:.0f} s): ans_acc {accs}")
+    print(f"results: {results.path}")
+
+
+if __name__ == "__main__":
+    main()

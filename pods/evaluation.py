@@ -1,0 +1,314 @@
+"""Evaluation: accuracy of a policy's sampled answers, and the resumable per-run results file.
+
+    texts, lens = sample_answers(generator, prompt_ids, sampling)          # one sample per prompt
+    m = score(texts, lens, answers, answer_fn=..., format_fn=...)        # ans/for/both acc, lengths
+    results = ResultsFile(run_dir / "eval_results.json")                   # resumable, atomic writes
+
+Metrics per (checkpoint, dataset, repeat), as in the paper's result files:
+- `ans_acc`: fraction of completions whose answer the dataset's verifier accepts (reward > 0);
+- `for_acc`: fraction in the strict <think>/<answer> format (`rewards` strict-format check);
+- `both_acc`: both at once; `lengths`: mean completion length in tokens.
+
+The results file has the paper's layout, plus each checkpoint's `step` and `elapsed_seconds`
+(read from its `state.json`), the base model under key `base`, a few example completions under
+the top-level key `examples`, and two string fields that mark the file as ours (`format`) and
+record the evaluation settings (`settings`), so a foreign or mismatched file is never overwritten:
+
+    {"format": "pods-eval-results/1", "settings": "{...json...}",
+     "base": {"step": 0, "elapsed_seconds": 0.0, "<dataset>": {"ans_acc": [R], ...}},
+     "checkpoint-<step>": {"step": int, "elapsed_seconds": float, "<dataset>": {...}},
+     "examples": {"checkpoint-<step>": {"<dataset>": [{"prompt", "completion", "answer", "correct"}]}}}
+
+The sweep over a run directory is `evaluate_run(run_dir, eval_cfg)` (used by evaluate-run.py and
+scripts/demo_compare.py): it rebuilds the run's backend from its `config.yaml`, evaluates the base
+model first (optional), then loads each complete checkpoint's `policy/` into the same policy
+(a LoRA adapter on the base model as trained, no merge) and evaluates it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+from pods.backends.base import Sampling
+
+RESULTS_FILE = "eval_results.json"
+FORMAT = "pods-eval-results/1"
+METRICS = ("ans_acc", "for_acc", "both_acc", "lengths")
+_CKPT = re.compile(r"^checkpoint-(\d+)$")
+_RESERVED = ("format", "settings", "examples")
+
+ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def score(
+    texts: Sequence[str],
+    lengths: Sequence[int],
+    answers: Sequence[str],
+    *,
+    answer_fn: ScoreFn,
+    format_fn: ScoreFn | None = None,
+    cols: dict | None = None,
+) -> tuple[dict[str, float], list[bool], list[bool]]:
+    """Score one completion per problem.
+
+    texts/lengths/answers: [N]; answer_fn returns [N] rewards (> 0 means correct), format_fn [N]
+    (> 0 means strict format; None: every completion counts as formatted, for tasks without a
+    format). Returns ({ans_acc, for_acc, both_acc, lengths}, correct [N], formatted [N]).
+    """
+    n = len(texts)
+    if n == 0 or len(lengths) != n or len(answers) != n:
+        raise ValueError(f"score: need equal, non-empty texts/lengths/answers, got {n}/{len(lengths)}/{len(answers)}")
+    cols = cols or {}
+    correct = [float(r) > 0 for r in answer_fn(list(texts), list(answers), **cols)]
+    formatted = [True] * n if format_fn is None else [float(r) > 0 for r in format_fn(list(texts), list(answers), **cols)]
+    if len(correct) != n or len(formatted) != n:
+        raise ValueError(f"score: a verifier returned {len(correct)}/{len(formatted)} values for {n} completions")
+    both = [a and f for a, f in zip(correct, formatted)]
+    metrics = {
+        "ans_acc": sum(correct) / n,
+        "for_acc": sum(formatted) / n,
+        "both_acc": sum(both) / n,
+        "lengths": sum(lengths) / n,
+    }
+    return metrics, correct, formatted
+
+
+def sample_answers(generator, prompt_ids: Sequence[list[int]], sampling: Sampling, *, batch_size: int = 256,
+                   n: int = 1) -> tuple[list[str], list[int]]:
+    """n completions per prompt with `generator` in batches; returns (texts [N*n], lengths [N*n]).
+
+    Batch b uses seed `sampling.seed + b` (when a seed is set), so results do not depend on how
+    many batches ran before in this process.
+    """
+    texts, lengths = [], []
+    for b, start in enumerate(range(0, len(prompt_ids), batch_size)):
+        seed = None if sampling.seed is None else sampling.seed + b
+        s = Sampling(max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed)
+        ro = generator.generate(list(prompt_ids[start : start + batch_size]), n, s)
+        texts.extend(ro.texts)
+        lengths.extend(len(c) for c in ro.completion_ids)
+    return texts, lengths
+
+
+# ----------------------------------------------------------------------------- results file
+
+
+def checkpoint_step(name: str) -> int | None:
+    """`checkpoint-<step>` -> step; anything else -> None."""
+    m = _CKPT.match(name)
+    return int(m.group(1)) if m else None
+
+
+def _atomic_write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class ResultsFile:
+    """The results JSON of one run, resumable per (entry, dataset, repeat).
+
+    `settings`: the evaluation settings that must match an existing file (temperature, max
+    tokens, seeds, ...); a file written with other settings, a file that is not valid JSON or
+    not ours raises ValueError and is left untouched.
+    """
+
+    def __init__(self, path: str | Path, settings: dict):
+        self.path = Path(path)
+        self.settings = json.dumps(settings, sort_keys=True)
+        self.data: dict = {"format": FORMAT, "settings": self.settings, "examples": {}}
+        if self.path.exists():
+            self.data = self._read_existing()
+
+    def _read_existing(self) -> dict:
+        where = f"{self.path}"
+        try:
+            data = json.loads(self.path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ValueError(f"{where}: not valid JSON ({e}); it was left untouched - move it away or "
+                             "point the evaluation at another results file") from e
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"{where}: not a pods results file (no \"format\": {FORMAT!r}); it was left "
+                             "untouched - move it away or choose another output path")
+        if data.get("settings") != self.settings:
+            raise ValueError(f"{where}: written with other evaluation settings\n  file: {data.get('settings')}\n"
+                             f"  now:  {self.settings}\nuse the same settings to resume, or another output path")
+        for key, entry in data.items():
+            if key in _RESERVED:
+                continue
+            ok = (key == "base" or checkpoint_step(key) is not None) and isinstance(entry, dict)
+            ok = ok and all(isinstance(v, dict) and all(isinstance(v.get(m, []), list) for m in METRICS)
+                            for k, v in entry.items() if k not in ("step", "elapsed_seconds"))
+            if not ok:
+                raise ValueError(f"{where}: unexpected entry {key!r}; the file was left untouched - fix or move it")
+        data.setdefault("examples", {})
+        return data
+
+    def done(self, entry: str, dataset: str) -> int:
+        """Number of repeats already stored for (entry, dataset)."""
+        ds = self.data.get(entry, {}).get(dataset)
+        return 0 if not ds else min(len(ds.get(m, [])) for m in METRICS)
+
+    def add(self, entry: str, dataset: str, repeat: int, metrics: dict[str, float], *, step: int,
+            elapsed_seconds: float, examples: list[dict] | None = None) -> None:
+        """Store repeat `repeat` (must be the next one) of (entry, dataset) and write the file."""
+        have = self.done(entry, dataset)
+        if repeat != have:
+            raise ValueError(f"{entry}/{dataset}: repeat {repeat} added but {have} stored (repeats go in order)")
+        e = self.data.setdefault(entry, {})
+        e["step"], e["elapsed_seconds"] = int(step), float(elapsed_seconds)
+        ds = e.setdefault(dataset, {m: [] for m in METRICS})
+        for m in METRICS:
+            v = float(metrics[m])
+            if not math.isfinite(v):
+                raise ValueError(f"{entry}/{dataset}: metric {m} is {v}")
+            del ds[m][repeat:]
+            ds[m].append(v)
+        if examples is not None and repeat == 0:
+            self.data["examples"].setdefault(entry, {})[dataset] = examples
+        self.save()
+
+    def save(self) -> None:
+        _atomic_write_json(self.path, self.data)
+
+    def entries(self) -> list[str]:
+        """Stored entry names, base first then checkpoints by step."""
+        keys = [k for k in self.data if k not in _RESERVED]
+        return sorted(keys, key=lambda k: -1 if k == "base" else checkpoint_step(k))
+
+    def mean(self, entry: str, dataset: str, metric: str = "ans_acc") -> float:
+        vals = self.data[entry][dataset][metric]
+        return sum(vals) / len(vals)
+
+
+# ----------------------------------------------------------------------------- the sweep
+
+
+def complete_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
+    """[(step, dir)] of complete checkpoints (with state.json and policy/), in step order."""
+    out = []
+    for d in Path(run_dir).iterdir():
+        step = checkpoint_step(d.name)
+        if step is not None and d.is_dir() and (d / "state.json").is_file() and (d / "policy").is_dir():
+            out.append((step, d))
+    return sorted(out)
+
+
+def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
+    """The datasets to evaluate: `eval_cfg.datasets` entries filled with the run's defaults.
+
+    Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
+    verifier, value > 0 = correct), format_reward (strict format check; null: no format), key
+    (name in the results file). `datasets: null` = the run's own dataset, test split.
+    """
+    d = run_cfg.dataset
+    run_reward = d.get("accuracy_reward") or d.rewards[0]["name"]
+    defaults = {"name": d.name, "split": "test", "path": None, "limit": None, "options": dict(d.get("options") or {}),
+                "prompt_style": d.prompt_style, "system_prompt": d.get("system_prompt"), "reward": None,
+                "format_reward": "strict_format", "key": None}
+    entries = eval_cfg.get("datasets") or [{"name": d.name, "format_reward": None}]
+    out = []
+    for e in entries:
+        e = dict(e)
+        unknown = sorted(set(e) - set(defaults))
+        if unknown:
+            raise ValueError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
+        full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in ("format_reward", "path", "limit")}}
+        full["reward"] = full["reward"] or (run_reward if full["name"] == d.name else full["name"])
+        full["key"] = full["key"] or full["name"]
+        out.append(full)
+    return out
+
+
+def _prepare(ds: dict, tokenizer):
+    """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry."""
+    import rewards
+    from pods import data
+
+    examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], **ds["options"])
+    if ds["limit"]:
+        examples = examples[: int(ds["limit"])]
+    prompts = data.render_prompts(examples, tokenizer, style=ds["prompt_style"], system_prompt=ds["system_prompt"])
+    keys = sorted({k for ex in examples for k in (ex.meta or {})})
+    cols = {k: [(ex.meta or {}).get(k) for ex in examples] for k in keys}
+    fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
+    return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
+
+
+def settings_of(eval_cfg, datasets: list[dict]) -> dict:
+    """What must not change between resumes of one results file."""
+    return {"temperature": float(eval_cfg.temperature), "max_tokens": int(eval_cfg.max_tokens),
+            "top_p": float(eval_cfg.get("top_p", 1.0)), "seed": int(eval_cfg.seed),
+            "datasets": {d["key"]: {k: d[k] for k in ("name", "split", "limit", "options", "prompt_style", "reward",
+                                                       "format_reward")} for d in datasets}}
+
+
+def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> ResultsFile:
+    """Evaluate base (if `eval_cfg.base`) and every complete checkpoint of `run_dir`; resumable.
+
+    eval_cfg keys: repeats, temperature, max_tokens, top_p, seed, batch_size, base, examples,
+    datasets, output (null: <run_dir>/eval_results.json), backend (null: the run's). Repeat r
+    samples with seed `seed + 1000 * r`, the same for every checkpoint and run.
+    """
+    from omegaconf import OmegaConf
+
+    from pods import backends
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise ValueError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
+    run_cfg = OmegaConf.load(run_dir / "config.yaml")
+    if eval_cfg.get("backend"):
+        run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
+    datasets = eval_datasets(eval_cfg, run_cfg)
+    results = ResultsFile(eval_cfg.get("output") or run_dir / RESULTS_FILE, settings_of(eval_cfg, datasets))
+    units = [("base", 0, None)] if eval_cfg.get("base", True) else []
+    for step, path in complete_checkpoints(run_dir):
+        units.append((path.name, step, path))
+    R = int(eval_cfg.repeats)
+    todo = [(u, ds) for u in units for ds in datasets if results.done(u[0], ds["key"]) < R]
+    if not todo:
+        log(f"{run_dir}: all {len(units)} entries x {len(datasets)} datasets x {R} repeats already evaluated")
+        return results
+    policy, generator = (build or backends.build)(run_cfg)
+    prepared = {ds["key"]: _prepare(ds, policy.tokenizer) for ds in datasets}
+    loaded = None
+    for (entry, step, path), ds in todo:
+        if path is not None and loaded != entry:
+            policy.load(path / "policy")
+            generator.update_weights(policy)
+            loaded = entry
+        elif path is None and loaded is not None:
+            raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
+        elapsed = 0.0 if path is None else float(json.loads((path / "state.json").read_text())["elapsed_seconds"])
+        prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
+        for r in range(results.done(entry, ds["key"]), R):
+            sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
+                                top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
+            texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
+            metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn, cols=cols)
+            k = int(eval_cfg.get("examples", 3))
+            examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i], "correct": correct[i],
+                         "formatted": formatted[i]} for i in range(min(k, len(texts)))]
+            results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=elapsed, examples=examples)
+            log(f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
+                f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
+    return results

@@ -1,0 +1,124 @@
+"""pods.evaluation: metrics on known completions, the results file (resume, atomicity, foreign files)."""
+
+import json
+
+import pytest
+import torch
+
+from pods.backends.base import Sampling
+from pods.evaluation import FORMAT, ResultsFile, complete_checkpoints, sample_answers, score
+from pods.rollouts import Rollouts
+
+
+def exact(completions, answers, **cols):
+    return [1.0 if c.strip() == a else 0.0 for c, a in zip(completions, answers)]
+
+
+def tagged(completions, answers, **cols):
+    return [1.0 if c.startswith("<answer>") else 0.0 for c in completions]
+
+
+def test_score_known_completions():
+    texts = ["12", "<answer>7", "<answer>3", "x"]
+    metrics, correct, formatted = score(texts, [2, 4, 6, 8], ["12", "7", "4", "1"], answer_fn=exact, format_fn=tagged)
+    assert correct == [True, False, False, False]
+    assert formatted == [False, True, True, False]
+    assert metrics == {"ans_acc": 0.25, "for_acc": 0.5, "both_acc": 0.0, "lengths": 5.0}
+    metrics, _, _ = score(["7", "8"], [1, 1], ["7", "9"], answer_fn=exact)  # no format check
+    assert metrics["for_acc"] == 1.0 and metrics["both_acc"] == 0.5
+
+
+def test_score_rejects_mismatched_inputs():
+    with pytest.raises(ValueError, match="equal, non-empty"):
+        score(["a"], [1, 2], ["a"], answer_fn=exact)
+    with pytest.raises(ValueError, match="returned"):
+        score(["a", "b"], [1, 1], ["a", "b"], answer_fn=lambda c, a: [1.0])
+
+
+class EchoGenerator:
+    """Completion = the prompt's ids reversed; records the sampling seeds it was called with."""
+
+    def __init__(self):
+        self.seeds = []
+
+    def generate(self, prompts, n, sampling):
+        self.seeds.append(sampling.seed)
+        comps = [list(reversed(p)) for p in prompts for _ in range(n)]
+        return Rollouts(prompt_ids=prompts, completion_ids=comps, texts=[str(c) for c in comps], n=n)
+
+    def update_weights(self, policy):
+        pass
+
+
+def test_sample_answers_batches_in_order_with_per_batch_seeds():
+    gen = EchoGenerator()
+    prompts = [[i, i + 1] for i in range(5)]
+    texts, lens = sample_answers(gen, prompts, Sampling(max_tokens=4, seed=10), batch_size=2)
+    assert texts == [str([i + 1, i]) for i in range(5)] and lens == [2] * 5
+    assert gen.seeds == [10, 11, 12]
+
+
+M = {"ans_acc": 0.5, "for_acc": 1.0, "both_acc": 0.5, "lengths": 3.0}
+
+
+def test_results_resume_and_layout(tmp_path):
+    path = tmp_path / "eval_results.json"
+    r = ResultsFile(path, {"temperature": 0.9})
+    r.add("base", "arith", 0, M, step=0, elapsed_seconds=0.0, examples=[{"completion": "1"}])
+    r.add("checkpoint-25", "arith", 0, M, step=25, elapsed_seconds=12.5)
+    r.add("checkpoint-25", "arith", 1, dict(M, ans_acc=0.7), step=25, elapsed_seconds=12.5)
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT
+    assert data["checkpoint-25"] == {"step": 25, "elapsed_seconds": 12.5,
+                                     "arith": {"ans_acc": [0.5, 0.7], "for_acc": [1.0, 1.0],
+                                               "both_acc": [0.5, 0.5], "lengths": [3.0, 3.0]}}
+    assert data["examples"]["base"]["arith"] == [{"completion": "1"}]
+    again = ResultsFile(path, {"temperature": 0.9})  # resume: picks up what is stored
+    assert again.done("checkpoint-25", "arith") == 2 and again.done("base", "arith") == 1
+    assert again.done("checkpoint-50", "arith") == 0
+    assert again.entries() == ["base", "checkpoint-25"]
+    assert again.mean("checkpoint-25", "arith") == pytest.approx(0.6)
+    with pytest.raises(ValueError, match="repeats go in order"):
+        again.add("base", "arith", 3, M, step=0, elapsed_seconds=0.0)
+
+
+@pytest.mark.parametrize("content, match", [
+    ("{not json", "not valid JSON"),
+    (json.dumps({"checkpoint-1": {"gsm8k": {"ans_acc": [0.5]}}}), "not a pods results file"),
+    (json.dumps({"format": FORMAT, "settings": json.dumps({"temperature": 0.9}), "weird": {}}), "unexpected entry"),
+    (json.dumps({"format": FORMAT, "settings": json.dumps({"temperature": 0.0})}), "other evaluation settings"),
+])
+def test_foreign_or_corrupted_file_is_refused_and_untouched(tmp_path, content, match):
+    path = tmp_path / "eval_results.json"
+    path.write_text(content)
+    with pytest.raises(ValueError, match=match):
+        ResultsFile(path, {"temperature": 0.9})
+    assert path.read_text() == content
+
+
+def test_failed_write_keeps_previous_file(tmp_path, monkeypatch):
+    path = tmp_path / "eval_results.json"
+    r = ResultsFile(path, {})
+    r.add("base", "arith", 0, M, step=0, elapsed_seconds=0.0)
+    before = path.read_text()
+    monkeypatch.setattr(json, "dump", lambda *a, **k: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError):
+        r.add("base", "arith", 1, M, step=0, elapsed_seconds=0.0)
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["eval_results.json"]  # no temp file left
+
+
+def test_complete_checkpoints_skips_partial(tmp_path):
+    for step, complete in [(50, True), (5, True), (75, False)]:
+        d = tmp_path / f"checkpoint-{step}"
+        (d / "policy").mkdir(parents=True)
+        if complete:
+            (d / "state.json").write_text("{}")
+    (tmp_path / ".checkpoint-100.tmp").mkdir()
+    assert [s for s, _ in complete_checkpoints(tmp_path)] == [5, 50]
+
+
+def test_nan_metric_rejected(tmp_path):
+    r = ResultsFile(tmp_path / "r.json", {})
+    with pytest.raises(ValueError, match="nan"):
+        r.add("base", "a", 0, dict(M, lengths=float(torch.nan)), step=0, elapsed_seconds=0)
