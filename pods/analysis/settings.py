@@ -1,7 +1,7 @@
 """Resolve a SETTING given on the command line into its runs.
 
 A SETTING is, tried in this order:
-1. a directory (as given, or inside --results): one run directory (`eval_results.json` inside) or a
+1. a directory (inside --results, or as given): one run directory (`eval_results.json` inside) or a
    directory holding several run directories of one setting (seeds);
 2. `<stem>:<pattern>`: a multi-GPU setting in `<stem>-acc.csv` (e.g. `h100s:n128-m32-ga4`);
 3. a file-name prefix in --results: all `<prefix>-Run<k>.json` (the paper's layout);
@@ -24,13 +24,13 @@ def load_setting(spec: str, results: str | Path | None = None, *, hours_per_chec
                  irregular: str = "align", csv_time_unit: str = "minutes") -> list[Run]:
     """All runs of one setting (see module docstring for what `spec` may be)."""
     res = Path(results) if results is not None else None
-    for cand in [Path(spec)] + ([res / spec] if res is not None else []):
+    empty_dirs = []
+    for cand in ([res / spec] if res is not None else []) + [Path(spec)]:
         if cand.is_dir():
             dirs = run_dirs_in(cand)
-            if not dirs:
-                raise ValueError(f"{cand}: neither a run directory (with eval_results.json) nor a folder of them")
-            label = spec.rstrip("/")
-            return [load_run_dir(d, setting=label) for d in dirs]
+            if dirs:
+                return [load_run_dir(d, setting=Path(spec.rstrip("/")).name) for d in dirs]
+            empty_dirs.append(str(cand))
     if res is None or not res.is_dir():
         raise ValueError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
     if ":" in spec:
@@ -44,6 +44,8 @@ def load_setting(spec: str, results: str | Path | None = None, *, hours_per_chec
     dirs = sorted(p for p in res.iterdir() if p.is_dir() and pat.match(p.name) and run_dirs_in(p) == [p])
     if dirs:
         return [load_run_dir(d, setting=spec) for d in dirs]
+    if empty_dirs:
+        raise ValueError(f"{empty_dirs}: neither a run directory (with eval_results.json) nor a folder of them")
     raise ValueError(f"setting {spec!r}: no directory, no {spec}-Run<k>.json and no {spec}-s<k> run directories "
                      f"in {res}; known prefixes: {known_prefixes(res)[:20]}")
 

@@ -1,0 +1,125 @@
+"""Loaders: paper files (grid timing, irregular counts), base files, our run directories, CSVs, settings."""
+
+import json
+
+import numpy as np
+import pytest
+
+from pods.analysis.csvruns import load_csv_setting, setting_of
+from pods.analysis.loaders import IrregularCheckpointsWarning, load_base, load_paper_file, load_run_dir
+from pods.analysis.settings import load_setting
+
+
+def write_paper(path, steps_to_acc: dict, shuffle=True):
+    """steps_to_acc: {step: [repeats of gsm8k ans_acc]} written in the paper's layout."""
+    items = list(steps_to_acc.items())
+    if shuffle:
+        items = items[::-1]  # keys out of step order on purpose
+    data = {f"checkpoint-{s}": {"gsm8k": {"ans_acc": a, "for_acc": a, "both_acc": a, "lengths": [100.0] * len(a)}}
+            for s, a in items}
+    path.write_text(json.dumps(data))
+
+
+def test_paper_file_sorted_by_step_and_timed_on_grid(tmp_path):
+    write_paper(tmp_path / "S-Run1.json", {100: [0.1, 0.3], 20: [0.5, 0.7], 300: [0.2, 0.2]})
+    run = load_paper_file(tmp_path / "S-Run1.json", "S", hours_per_checkpoint=0.5)
+    assert run.steps.tolist() == [20, 100, 300]
+    assert run.hours.tolist() == [0.5, 1.0, 1.5]
+    assert run.metric("gsm8k", "ans_acc") == pytest.approx([0.6, 0.2, 0.2])
+    with pytest.raises(ValueError, match="no dataset 'math500'"):
+        run.metric("math500", "ans_acc")
+
+
+def test_base_file_is_t0(tmp_path):
+    (tmp_path / "base.json").write_text(json.dumps({"gsm8k": {"ans_acc": [0.4, 0.6]}}))
+    b = load_base(tmp_path / "base.json")
+    assert b.hours.tolist() == [0.0] and b.metric("gsm8k", "ans_acc").tolist() == [0.5]
+
+
+def _irregular_setting(tmp_path):
+    write_paper(tmp_path / "S-Run1.json", {10: [0.1], 20: [0.2], 30: [0.3], 40: [0.4]})
+    write_paper(tmp_path / "S-Run2.json", {12: [0.1], 22: [0.2], 32: [0.3], 42: [0.4]})
+    write_paper(tmp_path / "S-Run3.json", {10: [0.1], 20: [0.2], 40: [0.9]})  # slot of step ~30 missing
+    write_paper(tmp_path / "S-Run4.json", {5: [0.0], 10: [0.1], 20: [0.2], 30: [0.3], 40: [0.4]})  # one extra early
+
+
+def test_irregular_counts_warn_and_align(tmp_path):
+    _irregular_setting(tmp_path)
+    with pytest.warns(IrregularCheckpointsWarning, match=r"2 of 4 runs .*expected 4.*S-Run3=3.*S-Run4=5"):
+        runs = load_setting("S", tmp_path, hours_per_checkpoint=0.5, irregular="align")
+    by = {r.name: r for r in runs}
+    assert by["S-Run3"].hours.tolist() == [0.5, 1.0, 2.0]  # step 40 stays at the last slot
+    assert by["S-Run4"].steps.tolist() == [10, 20, 30, 40]  # the extra step-5 checkpoint is dropped
+    assert by["S-Run4"].hours.tolist() == [0.5, 1.0, 1.5, 2.0]
+    assert by["S-Run1"].irregular is False and by["S-Run3"].irregular is True
+
+
+def test_irregular_policies_warn_and_drop(tmp_path):
+    _irregular_setting(tmp_path)
+    with pytest.warns(IrregularCheckpointsWarning):
+        runs = load_setting("S", tmp_path, irregular="warn")
+    assert {r.name: r.hours.tolist()[-1] for r in runs}["S-Run3"] == 1.5  # kept on the (mis-timed) grid
+    with pytest.warns(IrregularCheckpointsWarning):
+        runs = load_setting("S", tmp_path, irregular="drop")
+    assert sorted(r.name for r in runs) == ["S-Run1", "S-Run2"]
+    with pytest.raises(ValueError, match="valid"):
+        load_setting("S", tmp_path, irregular="nope")
+
+
+def test_prefix_does_not_match_longer_settings(tmp_path):
+    write_paper(tmp_path / "A-64-16-Run1.json", {1: [0.1]})
+    write_paper(tmp_path / "A-64-16-0.04-Run1.json", {1: [0.9]})
+    runs = load_setting("A-64-16", tmp_path)
+    assert [r.name for r in runs] == ["A-64-16-Run1"]
+    with pytest.raises(ValueError, match="known prefixes"):
+        load_setting("B", tmp_path)
+
+
+def write_run_dir(path, entries: dict):
+    """entries: {step: (elapsed_seconds, ans_acc repeats)}."""
+    path.mkdir(parents=True)
+    data = {f"checkpoint-{s}": {"step": s, "elapsed_seconds": t, "gsm8k": {"ans_acc": a, "lengths": [50.0]}}
+            for s, (t, a) in entries.items()}
+    (path / "eval_results.json").write_text(json.dumps(data))
+
+
+def test_run_dir_uses_elapsed_seconds(tmp_path):
+    write_run_dir(tmp_path / "demo", {50: (180.0, [0.5]), 25: (90.0, [0.2, 0.4])})
+    run = load_run_dir(tmp_path / "demo")
+    assert run.steps.tolist() == [25, 50]
+    assert run.hours == pytest.approx([0.025, 0.05])
+    assert run.metric("gsm8k", "ans_acc") == pytest.approx([0.3, 0.5])
+    (tmp_path / "bad").mkdir()
+    with pytest.raises(ValueError, match="evaluate-run.py"):
+        load_run_dir(tmp_path / "bad")
+
+
+def test_run_dir_settings_single_seeds_folder_and_prefix(tmp_path):
+    for seed in (1, 2):
+        write_run_dir(tmp_path / "pods" / f"s{seed}", {10: (60.0, [0.1 * seed])})
+        write_run_dir(tmp_path / f"grpo-s{seed}", {10: (60.0, [0.2 * seed])})
+    assert len(load_setting(str(tmp_path / "pods" / "s1"))) == 1  # a run directory as a path
+    assert sorted(r.name for r in load_setting("pods", tmp_path)) == ["s1", "s2"]  # folder of seeds
+    runs = load_setting("grpo", tmp_path)  # <prefix>-s<k> run directories
+    assert sorted(r.name for r in runs) == ["grpo-s1", "grpo-s2"] and runs[0].setting == "grpo"
+
+
+def test_csv_settings(tmp_path):
+    rows = [
+        "eval/time,data/G-s1-n32-m32 - _step,data/G-s1-n32-m32 - eval/rewards/accuracy_reward/mean,"
+        "data/G-s2-n32-m32 - _step,data/G-s2-n32-m32 - eval/rewards/accuracy_reward/mean,"
+        "data/G-s1-n128-m32 - _step,data/G-s1-n128-m32 - eval/rewards/accuracy_reward/mean",
+        "30,10,0.1,,,,", "45,,,10,0.2,,", "60,20,0.5,,,10,0.7", "90,,,20,0.6,,",
+    ]
+    (tmp_path / "h-acc.csv").write_text("\n".join(rows))
+    assert setting_of("GRPO-s25-p8-n128-m32-ga4") == "GRPO-p8-n128-m32-ga4"
+    runs = load_csv_setting(tmp_path, "h", "n32")
+    assert [r.name for r in runs] == ["G-s1-n32-m32", "G-s2-n32-m32"]
+    assert runs[0].hours.tolist() == [0.5, 1.0] and runs[1].hours.tolist() == [0.75, 1.5]  # minutes -> hours
+    assert runs[1].metric("gsm8k", "ans_acc").tolist() == [0.2, 0.6]
+    assert runs[0].steps.tolist() == [10, 20]
+    secs = load_setting("h:n32", tmp_path, csv_time_unit="seconds")
+    assert secs[0].hours == pytest.approx([30 / 3600, 60 / 3600])
+    with pytest.raises(ValueError, match="matches"):
+        load_csv_setting(tmp_path, "h", "m32")  # ambiguous: both settings contain it
+    assert np.isnan(runs[0].steps).sum() == 0

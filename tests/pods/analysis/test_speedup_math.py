@@ -1,0 +1,104 @@
+"""Curves (mean over runs, 95% band, grids) and the speed-up math, against hand-computed answers."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from pods.analysis.curves import Curve, setting_curve
+from pods.analysis.loaders import Run
+from pods.analysis.speedup import KEYS, first_reach, peak, speedup, speedups
+
+T = np.array([0.5, 1.0, 1.5, 2.0])
+
+
+def run(name, hours, acc, steps=None):
+    acc = np.asarray(acc, float)
+    steps = np.arange(1, len(hours) + 1) * 10.0 if steps is None else np.asarray(steps, float)
+    return Run(name, "S", np.asarray(hours, float), steps, {"gsm8k": {"ans_acc": acc.reshape(len(hours), -1)}})
+
+
+def curve(label, rows, hours=T):
+    return Curve(label, np.asarray(hours, float), np.full(len(hours), np.nan), np.asarray(rows, float), [f"r{i}" for i in range(len(rows))])
+
+
+def test_first_reach_grid_and_interpolated():
+    y = np.array([0.4, 0.62, 0.7, 0.7])
+    assert first_reach(T, y, 0.6) == 1.0
+    assert first_reach(T, y, 0.6, interp=True) == pytest.approx(0.5 + 0.5 * 0.2 / 0.22)  # 0.954545...
+    assert first_reach(T, y, 0.3, interp=True) == 0.5  # already at the first checkpoint
+    assert first_reach(T, y, 0.71) is None and first_reach(T, y, 0.71, interp=True) is None
+    assert first_reach(T, np.array([0.1, np.nan, 0.5, 0.6]), 0.3, interp=True) == pytest.approx(0.5 + 1.0 * 0.2 / 0.4)
+
+
+def test_peak_ties_take_the_earliest():
+    assert peak(T, np.array([0.5, 0.6, 0.6, 0.55])) == (0.6, 1.0)
+    assert peak(T, np.full(4, np.nan)) == (None, None)
+
+
+def test_speedups_hand_computed():
+    yb = np.array([0.2, 0.5, 0.6, 0.55])  # peak 0.6 at 1.5 h
+    ym = np.array([0.4, 0.62, 0.7, 0.7])  # peak 0.7 at 1.5 h (tie with 2.0 h)
+    s = speedups(T, yb, T, ym)
+    assert (s["baseline_peak"], s["baseline_peak_hours"], s["method_peak"], s["method_peak_hours"]) == (0.6, 1.5, 0.7, 1.5)
+    assert s["method_hours_to_baseline_peak"] == 1.0
+    assert s["speedup_exact"] == pytest.approx(1.5)
+    assert s["speedup_exact_interp"] == pytest.approx(1.5 / (0.5 + 0.5 * 0.2 / 0.22))
+    # 99% of 0.6 = 0.594: baseline first >= at 1.5 h (interp 1.0 + 0.5 * 0.094 / 0.1 = 1.47 h)
+    assert s["speedup_99"] == pytest.approx(1.5 / 1.0)
+    assert s["speedup_99_interp"] == pytest.approx(1.47 / (0.5 + 0.5 * 0.194 / 0.22))
+
+
+def test_not_reached_is_none():
+    s = speedups(T, np.array([0.2, 0.5, 0.6, 0.55]), T, np.array([0.1, 0.2, 0.3, 0.4]))
+    assert s["method_hours_to_baseline_peak"] is None
+    assert all(s[k] is None for k in ("speedup_exact", "speedup_exact_interp", "speedup_99", "speedup_99_interp"))
+    row = speedup(curve("b", [[0.2, 0.5, 0.6, 0.55]] * 3), curve("m", [[0.1, 0.2, 0.3, 0.4]] * 3), n_boot=20)
+    assert row["ci95_exact"] is None and row["ci95_99"] is None
+    assert list(row) == list(KEYS)
+
+
+def test_max_hours_clips_before_peaks():
+    b = curve("b", [[0.2, 0.5, 0.6, 0.9]] * 2)
+    m = curve("m", [[0.3, 0.6, 0.6, 0.6]] * 2)
+    row = speedup(b, m, max_hours=1.5, n_boot=0)
+    assert row["baseline_peak_hours"] == 1.5 and row["speedup_exact"] == pytest.approx(1.5)
+    assert speedup(b, m, n_boot=0)["speedup_exact"] is None  # 0.9 at 2 h is never reached by the method
+
+
+def test_bootstrap_degenerate_and_seeded():
+    b = curve("b", [[0.2, 0.5, 0.6, 0.55]] * 4)  # identical runs: every resample gives the point estimate
+    m = curve("m", [[0.4, 0.62, 0.7, 0.7]] * 4)
+    row = speedup(b, m, n_boot=50, seed=1)
+    assert row["ci95_exact"] == pytest.approx([1.5, 1.5]) and row["ci95_99"] == pytest.approx([1.5, 1.5])
+    noisy_m = curve("m", [[0.4, 0.62, 0.7, 0.7], [0.4, 0.5, 0.55, 0.58], [0.5, 0.6, 0.61, 0.7]])
+    r1, r2 = speedup(b, noisy_m, n_boot=200, seed=3), speedup(b, noisy_m, n_boot=200, seed=3)
+    assert r1 == r2
+    lo, hi = r1["ci95_exact"]
+    assert 0.0 <= lo <= hi  # resamples that never reach 0.6 count as 0
+
+
+def test_setting_curve_mean_band_and_base():
+    runs = [run("a", T, [0.1, 0.2, 0.3, 0.4]), run("b", T, [0.3, 0.4, 0.5, 0.6]), run("c", T, [0.2, 0.3, 0.4, 0.5])]
+    base = Run("base", "base", np.zeros(1), np.zeros(1), {"gsm8k": {"ans_acc": np.array([[0.05, 0.15]])}})
+    c = setting_curve(runs, "gsm8k", "ans_acc", base=base)
+    assert c.hours.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert c.mean == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5])
+    assert c.steps.tolist() == [0, 10, 20, 30, 40]
+    assert c.half_width[1] == pytest.approx(stats.t.ppf(0.975, 2) * 0.1 / np.sqrt(3))  # sd of 0.1,0.3,0.2 = 0.1
+
+
+def test_setting_curve_missing_checkpoint_stays_on_grid():
+    runs = [run("a", T, [0.1, 0.2, 0.3, 0.4]), run("b", T[[0, 1, 3]], [0.3, 0.4, 0.6])]
+    c = setting_curve(runs, "gsm8k", "ans_acc")
+    assert c.hours.tolist() == T.tolist()
+    assert c.mean == pytest.approx([0.2, 0.3, 0.3, 0.5]) and c.n.tolist() == [2, 2, 1, 2]
+    assert np.isnan(c.half_width[2])
+
+
+def test_setting_curve_interpolates_runs_with_own_times():
+    runs = [run("a", [1.0, 2.0, 3.0], [0.0, 1.0, 2.0]), run("b", [1.2, 2.2, 3.2], [0.0, 1.0, 2.0])]
+    c = setting_curve(runs, "gsm8k", "ans_acc")
+    assert c.hours == pytest.approx([1.1, 2.1, 3.1])  # mean times, same count
+    assert c.values[0, :2] == pytest.approx([0.1, 1.1]) and np.isnan(c.values[0, 2])  # a ends at 3.0
+    assert np.isnan(c.values[1, 0]) and c.values[1, 1:] == pytest.approx([0.9, 1.9])  # b starts at 1.2
+    assert c.mean == pytest.approx([0.1, 1.0, 1.9])
