@@ -123,3 +123,20 @@ def test_csv_settings(tmp_path):
     with pytest.raises(ValueError, match="matches"):
         load_csv_setting(tmp_path, "h", "m32")  # ambiguous: both settings contain it
     assert np.isnan(runs[0].steps).sum() == 0
+
+
+def test_run_dir_in_evaluate_run_format(tmp_path):
+    """The file evaluate-run.py writes: string fields, a `base` entry (t = 0), examples, a partial entry."""
+    d = tmp_path / "run"
+    d.mkdir()
+    ds = lambda a: {"gsm8k": {"ans_acc": a, "for_acc": a, "both_acc": a, "lengths": [9.0] * len(a)}}  # noqa: E731
+    data = {"format": "pods-eval-results/1", "settings": "{}",
+            "checkpoint-40": {"step": 40, "elapsed_seconds": 7200.0, **ds([])},  # started, no repeat yet
+            "base": {"step": 0, "elapsed_seconds": 0.0, **ds([0.1, 0.3])},
+            "checkpoint-20": {"step": 20, "elapsed_seconds": 3600.0, **ds([0.5])},
+            "examples": {"checkpoint-20": {"gsm8k": [{"prompt": "p", "completion": "c"}]}}}
+    (d / "eval_results.json").write_text(json.dumps(data))
+    run = load_run_dir(d)
+    assert run.steps.tolist() == [0, 20, 40] and run.hours.tolist() == [0.0, 1.0, 2.0]
+    y = run.metric("gsm8k", "ans_acc")
+    assert y[:2] == pytest.approx([0.2, 0.5]) and np.isnan(y[2])
