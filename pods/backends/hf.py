@@ -1,0 +1,263 @@
+"""transformers + PEFT backend: `HFPolicy` (training, log-probs, save/load) and `HFGenerator`.
+
+    policy, generator = pods.backends.hf.build(cfg)      # cfg: the run config (model, backend, rl)
+    rollouts = generator.generate(prompt_ids, n=16, sampling=Sampling(max_tokens=32))
+    logp, mask = policy.token_logprobs(prompts, completions)             # [B, T], with grad
+    ref, _ = policy.token_logprobs(prompts, completions, reference=True)  # adapter disabled
+    policy = load_policy(cfg, weights="checkpoints/<run>/checkpoint-40/policy")  # for evaluation
+    policy = load_checkpoint_policy("checkpoints/<run>/checkpoint-40")  # reads the run's config.yaml
+
+Reusable by other backends (vLLM / Unsloth train with `HFPolicy` and only replace the generator):
+`load_tokenizer(model_cfg)`, `load_base_model(model_cfg, tokenizer, device)`, `load_policy(cfg)`.
+Model sources (`cfg.model.name`): "tiny" builds a random tiny model and byte tokenizer in code
+(pods.models, sizes from `cfg.model.tiny`); otherwise a local model directory or hub name.
+LoRA via PEFT when `cfg.model.lora.rank > 0` (the base weights stay frozen; `policy/` holds only
+the adapter), full-parameter training when rank is 0 (`policy/` holds the whole model).
+4-bit loading (bitsandbytes) is applied only on a CUDA device.
+"""
+
+from __future__ import annotations
+
+import copy
+import contextlib
+from pathlib import Path
+
+import torch
+
+from pods.backends.base import Sampling
+from pods.losses import token_logprobs
+from pods.rollouts import Rollouts
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def load_tokenizer(model_cfg):
+    """The tokenizer of `model_cfg.name` (byte tokenizer for "tiny"); pads on the left."""
+    if model_cfg.name == "tiny":
+        from pods.models import byte_tokenizer
+
+        tok = byte_tokenizer()
+    else:
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(model_cfg.name))
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    tok.padding_side = "left"
+    return tok
+
+
+def load_base_model(model_cfg, tokenizer, device: torch.device):
+    """The base causal LM (no adapter), on `device`."""
+    if model_cfg.name == "tiny":
+        from pods.models import tiny_causal_lm
+
+        t = model_cfg.tiny
+        model = tiny_causal_lm(tokenizer, t.arch, seed=t.seed, hidden=t.hidden, layers=t.layers,
+                               heads=t.heads, kv_heads=t.kv_heads)
+        return model.to(device)
+    from transformers import AutoModelForCausalLM
+
+    kwargs = {}
+    if device.type == "cuda":
+        kwargs["dtype"] = "auto" if model_cfg.dtype == "auto" else DTYPES[model_cfg.dtype]
+        if model_cfg.load_in_4bit:
+            from transformers import BitsAndBytesConfig
+
+            kwargs["quantization_config"] = BitsAndBytesConfig(
+                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                bnb_4bit_compute_dtype=kwargs["dtype"] if kwargs["dtype"] != "auto" else torch.bfloat16)
+            kwargs["device_map"] = {"": device.index or 0}
+    else:
+        kwargs["dtype"] = torch.float32
+    model = AutoModelForCausalLM.from_pretrained(str(model_cfg.name), **kwargs)
+    return model if "device_map" in kwargs else model.to(device)
+
+
+class HFPolicy:
+    """A causal LM with a LoRA adapter (or all weights) trainable; implements base.Policy."""
+
+    def __init__(self, model, tokenizer, device: torch.device, *, lora: bool, reference=None):
+        self.model, self.tokenizer, self.device = model, tokenizer, device
+        self.lora = lora
+        self.reference = reference  # frozen copy for full-parameter runs with beta > 0
+
+    def _batch(self, prompts, completions):
+        """Left-padded prompts + right-padded completions: every completion starts at column P."""
+        P = max(len(p) for p in prompts)
+        T = max(1, max(len(c) for c in completions))
+        B, pad = len(prompts), self.tokenizer.pad_token_id
+        ids = torch.full((B, P + T), pad, dtype=torch.long)
+        attn = torch.zeros(B, P + T, dtype=torch.long)
+        for b, (p, c) in enumerate(zip(prompts, completions)):
+            ids[b, P - len(p):P] = torch.tensor(p, dtype=torch.long)
+            ids[b, P:P + len(c)] = torch.tensor(c, dtype=torch.long)
+            attn[b, P - len(p):P + len(c)] = 1
+        return ids.to(self.device), attn.to(self.device), T
+
+    def token_logprobs(self, prompts, completions, *, reference: bool = False):
+        """(logp [B, T], mask [B, T]) of each completion token given its prompt."""
+        ids, attn, T = self._batch(prompts, completions)
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)  # positions ignore the left padding
+        if reference and not self.lora and self.reference is None:
+            raise ValueError("reference log-probs of a full-parameter policy need a reference copy "
+                             "(load_policy(..., reference=True))")
+        model = self.reference if (reference and not self.lora) else self.model
+        ctx = contextlib.ExitStack()
+        if reference:
+            ctx.enter_context(torch.no_grad())
+            if self.lora:
+                ctx.enter_context(self.model.disable_adapter())
+        with ctx:
+            logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, logits_to_keep=T + 1).logits
+            logp = token_logprobs(logits[:, :-1], ids[:, -T:])  # position t predicts token t + 1
+        mask = attn[:, -T:].to(logp.dtype)
+        return logp * mask, mask
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    def train(self) -> None:
+        self.model.train()
+
+    def eval(self) -> None:
+        self.model.eval()
+
+    def save(self, path: Path) -> None:
+        """LoRA: the PEFT adapter dir (adapter_config.json + adapter_model.safetensors); full: the model."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(path)
+        self.tokenizer.save_pretrained(path)
+
+    def load(self, path: Path) -> None:
+        """Load weights written by `save` into this policy (same base model and LoRA settings)."""
+        from safetensors.torch import load_file
+
+        path = Path(path)
+        if self.lora:
+            from peft import set_peft_model_state_dict
+
+            state = load_file(str(path / "adapter_model.safetensors"), device=str(self.device))
+            result = set_peft_model_state_dict(self.model, state)
+            if getattr(result, "unexpected_keys", None):
+                raise ValueError(f"adapter at {path} does not fit this model: {result.unexpected_keys[:5]}")
+        else:
+            files = sorted(path.glob("*.safetensors"))
+            if not files:
+                raise FileNotFoundError(f"no *.safetensors weights in {path}")
+            state = {}
+            for f in files:
+                state.update(load_file(str(f), device=str(self.device)))
+            self.model.load_state_dict(state, strict=False)
+            if hasattr(self.model, "tie_weights"):
+                self.model.tie_weights()
+
+
+def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | None = None) -> HFPolicy:
+    """Base model + LoRA adapter (or full weights) per `cfg.model`; `weights`: a `policy/` dir to load.
+
+    reference: keep a frozen reference copy for full-parameter runs (default: when cfg.rl.beta > 0).
+    """
+    device = resolve_device((cfg.get("backend") or {}).get("device", "auto"))
+    tok = load_tokenizer(cfg.model)
+    model = load_base_model(cfg.model, tok, device)
+    lora_cfg = cfg.model.lora
+    lora = lora_cfg.rank > 0
+    ref = None
+    if lora:
+        from peft import LoraConfig, get_peft_model
+
+        if getattr(model, "is_loaded_in_4bit", False):
+            from peft import prepare_model_for_kbit_training
+
+            model = prepare_model_for_kbit_training(model, cfg.model.gradient_checkpointing)
+        model = get_peft_model(model, LoraConfig(
+            r=lora_cfg.rank, lora_alpha=lora_cfg.alpha, lora_dropout=lora_cfg.dropout,
+            target_modules=list(lora_cfg.target_modules), task_type="CAUSAL_LM"))
+    else:
+        wants_ref = (cfg.get("rl") is not None and cfg.rl.beta > 0) if reference is None else reference
+        if wants_ref:
+            ref = copy.deepcopy(model).eval().requires_grad_(False)
+    if cfg.model.gradient_checkpointing and device.type == "cuda":
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if lora:
+            model.enable_input_require_grads()
+    policy = HFPolicy(model, tok, device, lora=lora, reference=ref)
+    if weights is not None:
+        policy.load(weights)
+    return policy
+
+
+def load_checkpoint_policy(checkpoint: str | Path) -> HFPolicy:
+    """The policy of `checkpoints/<run>/checkpoint-<step>`, built from the run's config.yaml."""
+    from omegaconf import OmegaConf
+
+    checkpoint = Path(checkpoint)
+    cfg = OmegaConf.load(checkpoint.parent / "config.yaml")
+    return load_policy(cfg, weights=checkpoint / "policy", reference=False)
+
+
+class HFGenerator:
+    """Samples with `model.generate` from the policy's own (current) weights; implements base.Generator."""
+
+    def __init__(self, policy: HFPolicy, batch_size: int | None = None):
+        self.policy, self.batch_size = policy, batch_size
+
+    def update_weights(self, policy) -> None:
+        """Nothing to do: generation uses the training model itself."""
+
+    def _eos_ids(self) -> list[int]:
+        eos = getattr(self.policy.model.generation_config, "eos_token_id", None)
+        eos = self.policy.tokenizer.eos_token_id if eos is None else eos
+        return list(eos) if isinstance(eos, (list, tuple)) else [eos]
+
+    @torch.no_grad()
+    def generate(self, prompts: list[list[int]], n: int, sampling: Sampling) -> Rollouts:
+        from transformers import GenerationConfig
+
+        tok, model, eos = self.policy.tokenizer, self.policy.model, self._eos_ids()
+        gen_cfg = GenerationConfig(
+            do_sample=sampling.temperature > 0, temperature=sampling.temperature or 1.0,
+            top_p=sampling.top_p, top_k=0, repetition_penalty=1.0, max_new_tokens=sampling.max_tokens,
+            pad_token_id=tok.pad_token_id, eos_token_id=eos)
+        flat = [p for p in prompts for _ in range(n)]  # [G * n], group-major
+        size = self.batch_size or len(flat)
+        was_training = model.training
+        model.eval()
+        completions, reasons = [], []
+        rng = torch.random.fork_rng(devices=[]) if sampling.seed is not None else contextlib.nullcontext()
+        with rng:
+            if sampling.seed is not None:
+                torch.manual_seed(sampling.seed)
+            for start in range(0, len(flat), size):
+                chunk = flat[start:start + size]
+                P = max(len(p) for p in chunk)
+                ids = torch.full((len(chunk), P), tok.pad_token_id, dtype=torch.long)
+                attn = torch.zeros(len(chunk), P, dtype=torch.long)
+                for b, p in enumerate(chunk):
+                    ids[b, P - len(p):] = torch.tensor(p, dtype=torch.long)
+                    attn[b, P - len(p):] = 1
+                out = model.generate(input_ids=ids.to(self.policy.device), attention_mask=attn.to(self.policy.device),
+                                     generation_config=gen_cfg)
+                for row in out[:, P:].tolist():
+                    stop = next((i for i, t in enumerate(row) if t in eos), None)
+                    completions.append(row if stop is None else row[:stop + 1])
+                    reasons.append("length" if stop is None else "stop")
+        if was_training:
+            model.train()
+        texts = tok.batch_decode(completions, skip_special_tokens=True)
+        return Rollouts(prompt_ids=[list(p) for p in prompts], completion_ids=completions, texts=texts,
+                        n=n, finish_reasons=reasons)
+
+
+def build(cfg):
+    """(HFPolicy, HFGenerator) for the run config."""
+    policy = load_policy(cfg)
+    return policy, HFGenerator(policy, (cfg.get("backend") or {}).get("generation_batch_size"))

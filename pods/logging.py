@@ -1,0 +1,144 @@
+"""Metrics and progress: `metrics.jsonl` always, wandb when enabled, phase timers, a tqdm bar.
+
+    timers = PhaseTimers()
+    with timers("generation"): ...            # -> {"time/generation": seconds}
+    log = MetricsLogger(run_dir, cfg, resume_step=0)
+    log.log({"step": 1, "elapsed_seconds": 2.5, **timers.pop(), "reward/total": 0.3})
+    log.close()
+
+`metrics.jsonl` in the run directory holds one JSON object per training step (keys: see
+pods/trainer.py). On resume from checkpoint-<k> the lines of steps > k (written after that
+checkpoint by the interrupted run) are dropped, so the file reads like one uninterrupted run.
+wandb (optional) runs offline when no WANDB_API_KEY is set; its run id is derived from the run
+name, so a resumed run continues the same wandb run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+METRICS_FILE = "metrics.jsonl"
+
+
+class PhaseTimers:
+    """Accumulates wall-clock seconds per phase; `pop()` returns {"time/<phase>": s} and resets."""
+
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
+        self.totals: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def __call__(self, phase: str):
+        start = self.clock()
+        try:
+            yield
+        finally:
+            self.totals[phase] += self.clock() - start
+
+    def pop(self) -> dict[str, float]:
+        out = {f"time/{k}": v for k, v in self.totals.items()}
+        self.totals = defaultdict(float)
+        return out
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut short by a crash
+            continue
+    return rows
+
+
+def truncate_metrics(run_dir: Path, step: int) -> None:
+    """Keep only rows with row["step"] <= step (atomic rewrite)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        return
+    rows = [r for r in read_metrics(run_dir) if r.get("step", 0) <= step]
+    tmp = path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    os.replace(tmp, path)
+
+
+class MetricsLogger:
+    """Appends metrics rows to metrics.jsonl; mirrors them to wandb when cfg.logging.wandb."""
+
+    def __init__(self, run_dir: Path, cfg=None, resume_step: int = 0):
+        self.run_dir = Path(run_dir)
+        truncate_metrics(self.run_dir, resume_step)
+        self.file = open(self.run_dir / METRICS_FILE, "a")
+        self.wandb = None
+        if cfg is not None and cfg.logging.wandb:
+            self.wandb = _start_wandb(self.run_dir, cfg)
+
+    def log(self, row: dict) -> None:
+        self.file.write(json.dumps(row) + "\n")
+        self.file.flush()
+        if self.wandb is not None:
+            self.wandb.log({k: v for k, v in row.items() if k != "step"}, step=row["step"])
+
+    def close(self) -> None:
+        self.file.close()
+        if self.wandb is not None:
+            self.wandb.finish()
+
+
+def _start_wandb(run_dir: Path, cfg):
+    import wandb
+    from omegaconf import OmegaConf
+
+    if not os.environ.get("WANDB_API_KEY") and "WANDB_MODE" not in os.environ:
+        os.environ["WANDB_MODE"] = "offline"
+    return wandb.init(project=cfg.logging.project, entity=cfg.logging.entity, name=run_dir.name,
+                      id=run_dir.name.replace("/", "_")[:128], resume="allow", dir=str(run_dir),
+                      config=OmegaConf.to_container(cfg, resolve=True))
+
+
+class Progress:
+    """tqdm bar over steps (or over the time budget) showing reward, accuracy and ETA."""
+
+    def __init__(self, enabled: bool, max_steps: int | None, max_time: float | None, step: int = 0,
+                 elapsed: float = 0.0):
+        self.bar = None
+        self.max_steps, self.max_time = max_steps, max_time
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=max_steps, initial=step, unit="step", dynamic_ncols=True,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+                            if max_steps else "{desc}{n_fmt} steps [{elapsed}{postfix}]")
+
+    @staticmethod
+    def eta(step: int, elapsed: float, max_steps: int | None, max_time: float | None) -> float | None:
+        """Seconds of training time left: the sooner of the step and time budgets."""
+        left = []
+        if max_time is not None:
+            left.append(max(0.0, max_time - elapsed))
+        if max_steps is not None and step > 0:
+            left.append(max(0, max_steps - step) * elapsed / step)
+        return min(left) if left else None
+
+    def update(self, row: dict) -> None:
+        if self.bar is None:
+            return
+        eta = self.eta(row["step"], row["elapsed_seconds"], self.max_steps, self.max_time)
+        post = {"reward": f"{row.get('reward/total', float('nan')):.3f}",
+                "acc": f"{row.get('accuracy', float('nan')):.3f}"}
+        if eta is not None:
+            post["eta"] = time.strftime("%H:%M:%S", time.gmtime(eta))
+        self.bar.set_postfix(post, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,286 @@
+"""The training loop: one loop for PODS (m < n), GRPO (m = n) and GRPO-GA, any backend.
+
+    run_dir = pods.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
+
+Per step: take B prompts -> generate n completions each -> score with the configured rewards ->
+`pods.downsample.select` m per prompt -> `pods.advantages.group_advantages` on the kept ones ->
+`pods.losses.policy_loss` over micro-batches (gradients accumulate) -> clip, optimizer and
+scheduler step -> log -> checkpoint when due. GRPO-GA (`rl.algorithm=grpo_ga`) computes the
+advantages over all n and updates on them in n/m optimizer steps of m rollouts per prompt each
+(ratios against the log-probs of the sampling policy, computed before the first of them).
+
+Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
+warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
+(pods.logging), `checkpoint-<step>/` (pods.checkpoint). Rerunning the same command resumes.
+
+metrics.jsonl keys per step: step, elapsed_seconds, data_position, optimizer_steps,
+time/{generation,scoring,selection,old_logprobs,update,reference,checkpoint,step}
+(reference is inside update; checkpoint is outside step and outside elapsed_seconds), reward/total,
+reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
+accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
+(groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
+frac_truncated, loss, kl (beta > 0), clip_fraction, grad_norm, lr.
+`on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
+outside the training-time clock; a dict it returns is added to the step's metrics row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import random
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+from pods import checkpoint as ckpt
+from pods.advantages import group_advantages
+from pods.backends.base import Sampling
+from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
+from pods.downsample import select
+from pods.logging import MetricsLogger, PhaseTimers, Progress
+from pods.losses import policy_loss
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class PromptStream:
+    """Epoch-wise shuffled prompt order that depends only on (seed, position): resumable."""
+
+    def __init__(self, size: int, seed: int):
+        self.size, self.seed = size, seed
+        self._epoch, self._perm = None, None
+
+    def __call__(self, position: int, count: int) -> list[int]:
+        out = []
+        for p in range(position, position + count):
+            epoch = p // self.size
+            if epoch != self._epoch:
+                g = torch.Generator().manual_seed(self.seed * 100003 + epoch)
+                self._epoch, self._perm = epoch, torch.randperm(self.size, generator=g).tolist()
+            out.append(self._perm[p % self.size])
+        return out
+
+
+def load_prompts(cfg, tokenizer):
+    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter."""
+    from pods import data
+
+    d = cfg.dataset
+    examples = data.load_dataset(d.name, split=d.split, path=d.path, **dict(d.options or {}))
+    if d.limit:
+        examples = examples[: int(d.limit)]
+    ids = data.render_prompts(examples, tokenizer, style=d.prompt_style, system_prompt=d.system_prompt)
+    keep = [i for i, p in enumerate(ids) if len(p) <= cfg.rl.max_prompt_tokens]
+    if not keep:
+        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
+    if len(keep) < len(ids):
+        warnings.warn(f"dropped {len(ids) - len(keep)} of {len(ids)} prompts longer than rl.max_prompt_tokens")
+    keys = sorted({k for ex in examples for k in (ex.meta or {})})
+    cols = {k: [(examples[i].meta or {}).get(k) for i in keep] for k in keys}
+    return [ids[i] for i in keep], [examples[i].answer for i in keep], cols
+
+
+def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Weighted sum of the reward functions: (total [N], {name: [N]})."""
+    import rewards
+
+    per_fn = {item["name"]: torch.tensor(rewards.get(item["name"])(texts, answers, **cols), dtype=torch.float32)
+              for item in reward_cfg}
+    total = sum(float(item.get("weight", 1.0)) * per_fn[item["name"]] for item in reward_cfg)
+    return total, per_fn
+
+
+def build_optimizer(params, cfg, steps_per_run: int, updates_per_step: int):
+    o = cfg.optim
+    opt = None
+    if o.name == "adamw_8bit":
+        try:
+            import bitsandbytes as bnb
+
+            if torch.cuda.is_available():
+                opt = bnb.optim.AdamW8bit(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
+        except ImportError:
+            pass
+        if opt is None:
+            warnings.warn("optim.name=adamw_8bit needs CUDA and bitsandbytes; using torch AdamW")
+    opt = opt or torch.optim.AdamW(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
+    from transformers import get_scheduler
+
+    total = steps_per_run * updates_per_step
+    name = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}[o.scheduler]
+    sched = get_scheduler(name, opt, num_warmup_steps=math.ceil(o.warmup_ratio * total), num_training_steps=total)
+    return opt, sched
+
+
+def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> tuple[dict, list]:
+    """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * m].
+
+    Returns (metrics, per-micro-batch log-probs detached) - the latter is what GRPO-GA needs as
+    old log-probs. No optimizer step here.
+    """
+    rl, mb = cfg.rl, cfg.rl.micro_batch_size
+    prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
+    denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
+    sums, logps = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "tokens": 0.0}, []
+    for i, s in enumerate(range(0, len(comps), mb)):
+        p, c = prompts[s:s + mb], comps[s:s + mb]
+        ref = None
+        if rl.beta > 0:
+            with timers("reference") if timers else contextlib.nullcontext():
+                ref = policy.token_logprobs(p, c, reference=True)[0]
+        logp, mask = policy.token_logprobs(p, c)
+        old = old_logp[i] if old_logp is not None else None
+        loss, m = policy_loss(logp, old, adv[s:s + mb], mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
+                              epsilon_high=rl.epsilon_high, aggregation=rl.aggregation, denominator=denom)
+        loss.backward()
+        logps.append(logp.detach())
+        sums["loss"] += float(loss.detach())
+        sums["tokens"] += m["completion_tokens"]
+        sums["kl"] += m.get("kl", 0.0) * m["completion_tokens"]
+        sums["clip_fraction"] += m["clip_fraction"] * m["completion_tokens"]
+    t = max(sums.pop("tokens"), 1.0)
+    out = {"loss": sums["loss"], "clip_fraction": sums["clip_fraction"] / t}
+    if rl.beta > 0:
+        out["kl"] = sums["kl"] / t
+    return out, logps
+
+
+@torch.no_grad()
+def old_logprobs(policy, kept, cfg) -> list:
+    """Per-micro-batch log-probs of the current (sampling) policy, without gradient."""
+    mb, prompts, comps = cfg.rl.micro_batch_size, kept.flat_prompt_ids(), kept.completion_ids
+    return [policy.token_logprobs(prompts[s:s + mb], comps[s:s + mb])[0] for s in range(0, len(comps), mb)]
+
+
+def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tensor, lengths) -> dict:
+    """total [G, k], per_fn {name: [G, k]}, acc [G, k] -> metrics."""
+    row = {f"{prefix}/total": float(total.mean())}
+    row.update({f"{prefix}/{k}": float(v.mean()) for k, v in per_fn.items()})
+    kept = prefix.endswith("_kept")
+    row["accuracy_kept" if kept else "accuracy"] = float(acc.float().mean())
+    spread = (total.max(1).values > total.min(1).values).float().mean()
+    row["frac_groups_with_spread_kept" if kept else "frac_groups_with_spread"] = float(spread)
+    row["completion_length_kept/mean" if kept else "completion_length/mean"] = float(lengths.mean())
+    return row
+
+
+def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
+    """Run (or resume) training per `cfg`; return the run directory."""
+    from pods import backends
+
+    validate(cfg)
+    if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
+        from pods.warmstart import ensure_warmstart
+
+        cfg.model.name = str(Path(ensure_warmstart(cfg.warmstart)).resolve())
+    rl, alg = cfg.rl, algorithm(cfg)
+    rdir = get_run_dir(cfg)
+    check_run_dir(cfg, rdir)
+    rdir.mkdir(parents=True, exist_ok=True)
+    if not cfg.resume and ckpt.latest(rdir) is not None:
+        raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true, choose "
+                          f"another run_name=NAME or delete {rdir}")
+    tmp = rdir / "config.yaml.tmp"
+    OmegaConf.save(cfg, tmp, resolve=True)
+    os.replace(tmp, rdir / "config.yaml")
+
+    policy, generator = backends.build(cfg)
+    prompts, answers, cols = load_prompts(cfg, policy.tokenizer)
+    B, n, m = rl.prompts_per_step, rl.n, rl.m
+    chunks = n // m if alg == "grpo_ga" else 1  # optimizer steps per training step
+    steps_per_run = rl.max_steps or math.ceil(len(prompts) / B)
+    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg, steps_per_run, chunks)
+    seed_everything(cfg.seed)
+    gens = {"select": torch.Generator().manual_seed(cfg.seed)}
+    step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
+    resume_from = ckpt.latest(rdir)
+    if resume_from is not None:
+        state = ckpt.load(resume_from, policy, optimizer, scheduler, gens)
+        generator.update_weights(policy)
+        step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
+        last_saved = (step, elapsed)
+        print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
+    stream = PromptStream(len(prompts), cfg.seed)
+    schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps)
+    sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
+    acc_name = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
+    logger = MetricsLogger(rdir, cfg, resume_step=step)
+    bar = Progress(cfg.logging.progress, rl.max_steps, rl.max_time, step, elapsed)
+    timers = PhaseTimers(clock)
+    try:
+        while not ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
+            start = clock()
+            batch = stream(position, B)
+            with timers("generation"):
+                rollouts = generator.generate([prompts[i] for i in batch], n, sampling)  # G * n
+            with timers("scoring"):
+                rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
+                total, per_fn = score(rollouts.texts, rep(answers), {k: rep(v) for k, v in cols.items()},
+                                      cfg.dataset.rewards)
+                total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
+            with timers("selection"):
+                if alg == "grpo_ga":
+                    adv_all = group_advantages(total, scale_std=rl.scale_std)  # [G, n]
+                    idxs = [torch.arange(j * m, (j + 1) * m).expand(B, m) for j in range(chunks)]  # [G, m] each
+                    advs = [adv_all.gather(1, idx) for idx in idxs]
+                else:
+                    idxs = [select(total, m, rl.rule, generator=gens["select"])]  # [G, m]
+                    advs = [group_advantages(total.gather(1, idxs[0]), scale_std=rl.scale_std)]  # [G, m]
+            policy.train()
+            stats, norms = [], []
+            with timers("old_logprobs"):  # GRPO-GA: ratios after the first optimizer step need them
+                olds = [None] + [old_logprobs(policy, rollouts.select(i), cfg) for i in idxs[1:]]
+            with timers("update"):
+                for idx, adv, old in zip(idxs, advs, olds):
+                    st, _ = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, old, timers)
+                    clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
+                    norms.append(float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip)))
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad(set_to_none=True)
+                    stats.append(st)
+                generator.update_weights(policy)
+            step, position = step + 1, position + B
+            step_seconds = clock() - start
+            elapsed += step_seconds
+            kept_idx = torch.cat(idxs, 1)  # [G, m * chunks]
+            acc = per_fn[acc_name] > 0
+            lengths = rollouts.completion_lengths()  # [G, n]
+            row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
+                   "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg}
+            row.update(_group_stats("reward", total, per_fn, acc, lengths))
+            row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
+                                    {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
+                                    acc.gather(1, kept_idx), lengths.gather(1, kept_idx)))
+            row["completion_length/max"] = float(lengths.max())
+            row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
+            for key in stats[0]:
+                row[key] = sum(s[key] for s in stats) / len(stats)
+            row["grad_norm"] = sum(norms) / len(norms)
+            row["lr"] = scheduler.get_last_lr()[0]
+            if on_step is not None:
+                row.update(on_step(row, policy, generator) or {})
+            stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)
+            if schedule.due(step, elapsed, *last_saved) or (stopping and rl.save_final):
+                with timers("checkpoint"):
+                    ckpt.save(rdir, step, {"elapsed_seconds": elapsed, "data_position": position,
+                                           "algorithm": alg}, policy, optimizer, scheduler, gens)
+                last_saved = (step, elapsed)
+            row.update(timers.pop())
+            row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
+            logger.log(row)
+            bar.update(row)
+    finally:
+        bar.close()
+        logger.close()
+    return rdir
