@@ -26,10 +26,10 @@ import numpy as np  # noqa: E402
 from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
 from pods.analysis.curves import setting_curve  # noqa: E402
 from pods.analysis.figures import X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
-from pods.analysis.loaders import IRREGULAR_POLICIES  # noqa: E402
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
-from pods.analysis.settings import base_run, load_setting  # noqa: E402
-from pods.analysis.steptime import paper_step_seconds, phases, run_step_seconds  # noqa: E402
+from pods.analysis.settings import base_run, find_run_dirs, load_setting  # noqa: E402
+from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds  # noqa: E402
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -56,6 +56,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--hours-per-checkpoint", type=float, default=0.5, help="paper files' checkpoint interval")
     p.add_argument("--max-hours", type=float, default=None)
     p.add_argument("--base", default=None, help="base-model JSON for a t = 0 point")
+    p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
     p.add_argument("--title", default="")
     p.add_argument("--name", default="curves", help="output file name (without extension)")
     p = sub.add_parser("step-time", help="seconds per step bars (run dirs: metrics.jsonl; paper: from steps)")
@@ -77,7 +78,8 @@ def _labels(args) -> list[str]:
 def cmd_curves(args) -> list[Path]:
     base = base_run(args.base)
     curves = [setting_curve(load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,
-                                         irregular=args.irregular, csv_time_unit=args.csv_time_unit),
+                                         irregular=args.irregular, csv_time_unit=args.csv_time_unit,
+                                         results_file=args.results_file),
                             args.dataset, args.metric, base=base, label=lab).clip(args.max_hours)
               for s, lab in zip(args.setting, _labels(args))]
     xs = ["hours", "steps"] if args.x == "both" else [args.x]
@@ -90,14 +92,14 @@ def cmd_curves(args) -> list[Path]:
 def cmd_step_time(args) -> list[Path]:
     values, stacks = [], []
     for s in args.setting:
-        runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular)
-        src = [Path(r.meta.get("source", "")) for r in runs]
-        if all(p.is_dir() for p in src):  # our run directories: metrics.jsonl
-            per_run = [run_step_seconds(p) for p in src]
+        dirs = find_run_dirs(s, args.results, METRICS_FILE)
+        if dirs:  # our run directories: metrics.jsonl
+            per_run = [run_step_seconds(d) for d in dirs]
             values.append(np.array([d["total"] for d in per_run]))
             names = sorted({k for d in per_run for k in phases(d)})
             stacks.append({k: float(np.mean([d.get(k, 0.0) for d in per_run])) for k in names})
         else:  # paper files: hours at the last checkpoint / its step
+            runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular)
             values.append(np.array([paper_step_seconds(r) for r in runs]))
             stacks.append({})
     fig, axes = new_figure(1, width=max(5.0, 0.8 * len(values) + 2))

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pods.analysis.curves import setting_curve  # noqa: E402
-from pods.analysis.loaders import IRREGULAR_POLICIES  # noqa: E402
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.settings import base_run, load_setting  # noqa: E402
 from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
 from pods.analysis.speedup import speedup  # noqa: E402
@@ -38,6 +38,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 0.1666667)")
     p.add_argument("--max-hours", type=float, default=None, help="ignore checkpoints after this time")
     p.add_argument("--base", default=None, help="base-model JSON: adds a t = 0 point to every run")
+    p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
     p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
                    help="what to do with runs whose checkpoint count differs from the setting's usual")
     p.add_argument("--csv-time-unit", default="minutes", choices=sorted(TIME_UNITS), help="unit of eval/time in CSVs")
@@ -73,7 +74,8 @@ def table(rows: list[dict]) -> str:
 def compute(args: argparse.Namespace) -> list[dict]:
     base = base_run(args.base)
     load = lambda s: load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,  # noqa: E731
-                                  irregular=args.irregular, csv_time_unit=args.csv_time_unit)
+                                  irregular=args.irregular, csv_time_unit=args.csv_time_unit,
+                                  results_file=args.results_file)
     b = setting_curve(load(args.baseline), args.dataset, args.metric, base=base, label=args.baseline)
     return [speedup(b, setting_curve(load(m), args.dataset, args.metric, base=base, label=m),
                     max_hours=args.max_hours, n_boot=args.bootstrap, seed=args.seed) for m in args.method]

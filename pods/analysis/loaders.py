@@ -125,12 +125,12 @@ def load_base(path: str | Path) -> Run:
                meta={"source": str(path)})
 
 
-def load_run_dir(path: str | Path, setting: str | None = None) -> Run:
-    """Our run directory: `eval_results.json` entries carry `step` and `elapsed_seconds`."""
+def load_run_dir(path: str | Path, setting: str | None = None, results_file: str = RUN_FILE) -> Run:
+    """Our run directory: `eval_results.json` (or `results_file`) entries carry `step` and `elapsed_seconds`."""
     path = Path(path)
-    f = path / RUN_FILE
+    f = path / results_file
     if not f.is_file():
-        raise ValueError(f"{path}: no {RUN_FILE}; run evaluate-run.py on this run directory first")
+        raise ValueError(f"{path}: no {results_file}; run evaluate-run.py on this run directory first")
     raw = _read_json(f)
     items = []
     for k, v in raw.items():
@@ -202,8 +202,8 @@ def paper_run_files(results: Path, prefix: str) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
-def run_dirs_in(path: Path) -> list[Path]:
-    """path itself if it is a run directory, else its subdirectories that are run directories."""
-    if (path / RUN_FILE).is_file():
+def run_dirs_in(path: Path, results_file: str = RUN_FILE) -> list[Path]:
+    """path itself if it is a run directory (has results_file), else its subdirectories that are."""
+    if (path / results_file).is_file():
         return [path]
-    return sorted(p for p in path.iterdir() if p.is_dir() and (p / RUN_FILE).is_file())
+    return sorted(p for p in path.iterdir() if p.is_dir() and (p / results_file).is_file())

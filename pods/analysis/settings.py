@@ -16,36 +16,42 @@ import re
 from pathlib import Path
 
 from pods.analysis.csvruns import load_csv_setting
-from pods.analysis.loaders import (Run, check_irregular, load_base, load_paper_file, load_run_dir,
+from pods.analysis.loaders import (RUN_FILE, Run, check_irregular, load_base, load_paper_file, load_run_dir,
                                    paper_run_files, run_dirs_in)
 
 
-def load_setting(spec: str, results: str | Path | None = None, *, hours_per_checkpoint: float = 0.5,
-                 irregular: str = "align", csv_time_unit: str = "minutes") -> list[Run]:
-    """All runs of one setting (see module docstring for what `spec` may be)."""
+def find_run_dirs(spec: str, results: str | Path | None, marker: str = RUN_FILE) -> list[Path]:
+    """Run directories (holding `marker`) a SETTING names by rules 1 and 4; [] if it names none."""
     res = Path(results) if results is not None else None
-    empty_dirs = []
     for cand in ([res / spec] if res is not None else []) + [Path(spec)]:
-        if cand.is_dir():
-            dirs = run_dirs_in(cand)
-            if dirs:
-                return [load_run_dir(d, setting=Path(spec.rstrip("/")).name) for d in dirs]
-            empty_dirs.append(str(cand))
+        if cand.is_dir() and (dirs := run_dirs_in(cand, marker)):
+            return dirs
     if res is None or not res.is_dir():
-        raise ValueError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
-    if ":" in spec:
+        return []
+    pat = re.compile(r"^" + re.escape(spec) + r"[-_](s|seed)\d+$")
+    return sorted(p for p in res.iterdir() if p.is_dir() and pat.match(p.name) and (p / marker).is_file())
+
+
+def load_setting(spec: str, results: str | Path | None = None, *, hours_per_checkpoint: float = 0.5,
+                 irregular: str = "align", csv_time_unit: str = "minutes", results_file: str = RUN_FILE) -> list[Run]:
+    """All runs of one setting (see module docstring for what `spec` may be); run directories are read
+    from their `results_file` (evaluate-run.py's eval_results.json unless told otherwise)."""
+    res = Path(results) if results is not None else None
+    dirs = find_run_dirs(spec, res, results_file)
+    if dirs:
+        return [load_run_dir(d, Path(spec.rstrip("/")).name, results_file) for d in dirs]
+    if res is not None and res.is_dir() and ":" in spec:
         stem, pattern = spec.split(":", 1)
         return load_csv_setting(res, stem, pattern, time_unit=csv_time_unit)
-    files = paper_run_files(res, spec)
+    files = paper_run_files(res, spec) if res is not None and res.is_dir() else []
     if files:
         runs = [load_paper_file(p, spec, hours_per_checkpoint) for _, p in files]
         return check_irregular(runs, hours_per_checkpoint, irregular)
-    pat = re.compile(r"^" + re.escape(spec) + r"[-_](s|seed)\d+$")
-    dirs = sorted(p for p in res.iterdir() if p.is_dir() and pat.match(p.name) and run_dirs_in(p) == [p])
-    if dirs:
-        return [load_run_dir(d, setting=spec) for d in dirs]
-    if empty_dirs:
-        raise ValueError(f"{empty_dirs}: neither a run directory (with eval_results.json) nor a folder of them")
+    empty = [str(c) for c in ([res / spec] if res is not None else []) + [Path(spec)] if c.is_dir()]
+    if empty:
+        raise ValueError(f"{empty}: neither a run directory (with {results_file}) nor a folder of them")
+    if res is None or not res.is_dir():
+        raise ValueError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
     raise ValueError(f"setting {spec!r}: no directory, no {spec}-Run<k>.json and no {spec}-s<k> run directories "
                      f"in {res}; known prefixes: {known_prefixes(res)[:20]}")
 

@@ -67,10 +67,15 @@ def test_run_directories_as_settings(tmp_path, capsys):
             data = {f"checkpoint-{s}": {"step": s, "elapsed_seconds": 60.0 * s, "gsm8k": {"ans_acc": [y]}}
                     for s, y in zip((10, 20, 30), ys)}
             (d / "eval_results.json").write_text(json.dumps(data))
+            greedy = {k: {**v, "gsm8k": {"ans_acc": [min(1.0, 2 * v["gsm8k"]["ans_acc"][0])]}} for k, v in data.items()}
+            (d / "eval_greedy.json").write_text(json.dumps(greedy))
     rows = run_json(capsys, ["--results", str(tmp_path), "--baseline", "grpo", "--method", "pods", "--bootstrap", "20"])
     # baseline peak 0.5 at step 30 = 1800 s = 0.5 h; pods reaches 0.5 at step 20 = 1200 s
     assert rows[0]["baseline_peak_hours"] == pytest.approx(0.5)
     assert rows[0]["speedup_exact"] == pytest.approx(1.5)
+    rows = run_json(capsys, ["--results", str(tmp_path), "--baseline", "grpo", "--method", "pods", "--bootstrap", "0",
+                             "--results-file", "eval_greedy.json"])
+    assert rows[0]["baseline_peak"] == pytest.approx(1.0) and rows[0]["method_hours_to_baseline_peak"] == pytest.approx(1 / 3)
 
 
 def test_errors_are_clear(tmp_path, capsys):
