@@ -60,12 +60,13 @@ def test_binary_rewards_follow_theorem_2(n, m, ones):
 
 def test_batch_equals_row_by_row_and_rows_are_independent():
     g = torch.Generator().manual_seed(0)
-    rewards = torch.randint(0, 4, (32, 20), generator=g).float()
-    for rule in ["max_variance", "max_reward", "percentile"]:
-        batched = select(rewards, 6, rule)
-        assert batched.shape == (32, 6) and batched.dtype == torch.int64
-        for i in range(32):
-            assert torch.equal(batched[i], select(rewards[i], 6, rule))
+    for n in (20, 64):  # full sort and partial-selection paths
+        rewards = torch.randint(0, 4, (32, n), generator=g).float()
+        for rule in ["max_variance", "max_reward", "percentile"]:
+            batched = select(rewards, 6, rule)
+            assert batched.shape == (32, 6) and batched.dtype == torch.int64
+            for i in range(32):
+                assert torch.equal(batched[i], select(rewards[i], 6, rule))
 
 
 def test_permuting_a_row_permutes_indices_but_keeps_the_reward_multiset():
@@ -119,6 +120,16 @@ def test_ties_resolve_deterministically():
             continue
         m = 6 if rule == "none" else 4
         assert torch.equal(select(row, m, rule), select(row.clone(), m, rule))
+
+
+def test_partial_selection_path_with_ties_never_repeats_an_index():
+    for n, m in [(64, 16), (40, 10), (100, 3)]:
+        for row in [torch.zeros(n), torch.ones(n).index_fill(0, torch.tensor([5]), 0.0), torch.randint(0, 2, (n,)).float()]:
+            idx = select(row, m)
+            assert len(set(idx.tolist())) == m
+            brute = sorted(row.tolist())
+            best = max(subset_variance(brute, list(range(m - k)) + list(range(n - k, n))) for k in range(m + 1))
+            assert subset_variance(row.tolist(), idx.tolist()) == pytest.approx(best, abs=1e-9)
 
 
 def test_large_magnitude_rewards_keep_max_variance():
