@@ -1,0 +1,98 @@
+"""The embedded arithmetic task: multi-operand addition generated in code, for the CPU demo and tests.
+
+A problem is a short plain-text prompt and a zero-padded answer, e.g. (digits=3, operands=2)
+
+    prompt "123+456="   answer "0579"
+
+Operands have exactly `digits` digits (no leading zeros); the answer is padded to the width of the
+largest possible sum (`answer_width`), so every answer of a setting has the same length and the
+tiny model must learn the carry into the leading digit. Difficulty knob: `digits` (3 -> 4-digit
+answers) and `operands` (3 operands -> "123+456+789=" -> "1368"). The verifier is
+`rewards.arithmetic` (leading digits of the completion == answer, exactly).
+
+Splits are deterministic: `test` is a fixed set drawn from a seed that depends only on the
+difficulty (never on the training seed), so every run evaluates on the same held-out problems;
+`train` is drawn from `seed` and never contains a test problem.
+
+Usage: `problems("train", size=1000, seed=0, digits=3)` -> [(prompt, answer), ...].
+"""
+
+from __future__ import annotations
+
+import random
+
+# Default number of held-out problems (DEMO-NOTES: evaluate on >= 2000).
+TEST_SIZE = 2000
+# Default number of training problems (the demo samples batches from them with replacement).
+TRAIN_SIZE = 100_000
+# Seed offset of the fixed test split (combined with the difficulty, never with the run seed).
+TEST_SEED = 1_000_003
+
+
+def answer_width(digits: int, operands: int) -> int:
+    """Characters of every answer: the length of the largest possible sum."""
+    return len(str(operands * (10**digits - 1)))
+
+
+def _check(digits: int, operands: int, size: int) -> None:
+    if not 1 <= digits <= 18:
+        raise ValueError(f"arithmetic: digits must be in 1..18, got {digits}")
+    if not 2 <= operands <= 10:
+        raise ValueError(f"arithmetic: operands must be in 2..10, got {operands}")
+    if size < 0:
+        raise ValueError(f"arithmetic: size must be >= 0, got {size}")
+
+
+def _draw(rng: random.Random, digits: int, operands: int) -> tuple[int, ...]:
+    low = 10 ** (digits - 1) if digits > 1 else 0
+    return tuple(rng.randint(low, 10**digits - 1) for _ in range(operands))
+
+
+def _render(terms: tuple[int, ...], width: int) -> tuple[str, str]:
+    return "+".join(str(t) for t in terms) + "=", str(sum(terms)).zfill(width)
+
+
+def _test_terms(digits: int, operands: int, size: int) -> list[tuple[int, ...]]:
+    rng = random.Random(TEST_SEED * 1000 + digits * 10 + operands)
+    space = (10**digits - (10 ** (digits - 1) if digits > 1 else 0)) ** operands
+    size = min(size, space // 2)  # leave at least half the problems for training
+    seen: set[tuple[int, ...]] = set()
+    out = []
+    while len(out) < size:
+        terms = _draw(rng, digits, operands)
+        if terms not in seen:
+            seen.add(terms)
+            out.append(terms)
+    return out
+
+
+def problems(
+    split: str, *, size: int | None = None, seed: int = 0, digits: int = 3, operands: int = 2,
+    test_size: int = TEST_SIZE,
+) -> list[tuple[str, str]]:
+    """[(prompt, answer)] of one split. `size` defaults to TRAIN_SIZE (train) / test_size (test).
+
+    The train split excludes the first `test_size` test problems, so pass the same `test_size`
+    when loading both splits.
+    """
+    if split not in ("train", "test"):
+        raise ValueError(f"arithmetic: unknown split {split!r}; valid: train, test")
+    test_size = int(test_size)
+    size = int(size if size is not None else (TRAIN_SIZE if split == "train" else test_size))
+    _check(digits, operands, size)
+    width = answer_width(digits, operands)
+    if split == "test":
+        if size > test_size:
+            raise ValueError(f"arithmetic: test size {size} > test_size {test_size}; raise test_size")
+        return [_render(t, width) for t in _test_terms(digits, operands, test_size)[:size]]
+    held_out = set(_test_terms(digits, operands, test_size))
+    rng = random.Random(seed)
+    out = []
+    space = (10**digits - (10 ** (digits - 1) if digits > 1 else 0)) ** operands
+    if space - len(held_out) <= 0 and size > 0:
+        raise ValueError("arithmetic: no training problems left outside the test split; lower test_size")
+    while len(out) < size:
+        terms = _draw(rng, digits, operands)
+        if terms not in held_out:
+            out.append(_render(terms, width))
+    return out
