@@ -28,7 +28,7 @@ from pods.analysis.curves import setting_curve  # noqa: E402
 from pods.analysis.figures import X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
-from pods.analysis.settings import base_run, find_run_dirs, load_setting  # noqa: E402
+from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting  # noqa: E402
 from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds  # noqa: E402
 
 
@@ -53,8 +53,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--dataset", default="gsm8k")
     p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
     p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis")
-    p.add_argument("--hours-per-checkpoint", type=float, default=0.5, help="paper files' checkpoint interval")
-    p.add_argument("--max-hours", type=float, default=None)
+    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
+    p.add_argument("--max-hours", type=hours_arg, default=None)
     p.add_argument("--base", default=None, help="base-model JSON for a t = 0 point")
     p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
     p.add_argument("--title", default="")
@@ -63,7 +63,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     _common(p)
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="bar label per --setting")
-    p.add_argument("--hours-per-checkpoint", type=float, default=0.5, help="paper files' checkpoint interval")
+    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
     p.add_argument("--name", default="step-time")
     sub.add_parser("list", help="print the paper figure names")
     return ap.parse_args(argv)

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pods.analysis.curves import setting_curve  # noqa: E402
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
-from pods.analysis.settings import base_run, load_setting  # noqa: E402
+from pods.analysis.settings import base_run, hours_arg, load_setting  # noqa: E402
 from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
 from pods.analysis.speedup import speedup  # noqa: E402
 
@@ -34,9 +34,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--method", action="append", required=True, help="method SETTING (repeatable)")
     p.add_argument("--dataset", default="gsm8k", help="evaluation dataset (gsm8k, math500, amc23)")
     p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
-    p.add_argument("--hours-per-checkpoint", type=float, default=0.5,
-                   help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 0.1666667)")
-    p.add_argument("--max-hours", type=float, default=None, help="ignore checkpoints after this time")
+    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5,
+                   help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 1/6)")
+    p.add_argument("--max-hours", type=hours_arg, default=None, help="ignore checkpoints after this time")
     p.add_argument("--base", default=None, help="base-model JSON: adds a t = 0 point to every run")
     p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
     p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),

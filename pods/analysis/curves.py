@@ -59,7 +59,7 @@ class Curve:
         """The curve restricted to hours <= max_hours (all of it for None)."""
         if max_hours is None:
             return self
-        keep = self.hours <= max_hours + 1e-9
+        keep = self.hours <= max_hours + 1e-6  # tolerate rounding (e.g. 9 x 0.1666667 h vs 1.5 h)
         return Curve(self.label, self.hours[keep], self.steps[keep], self.values[:, keep], self.run_names)
 
 

@@ -12,7 +12,9 @@ Use: `runs = load_setting("Instruct-GSM8K-512-16-16", "../shared/paper-results",
 
 from __future__ import annotations
 
+import argparse
 import re
+from fractions import Fraction
 from pathlib import Path
 
 from pods.analysis.csvruns import load_csv_setting
@@ -54,6 +56,14 @@ def load_setting(spec: str, results: str | Path | None = None, *, hours_per_chec
         raise ValueError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
     raise ValueError(f"setting {spec!r}: no directory, no {spec}-Run<k>.json and no {spec}-s<k> run directories "
                      f"in {res}; known prefixes: {known_prefixes(res)[:20]}")
+
+
+def hours_arg(text: str) -> float:
+    """Command-line hours: a number or a fraction such as `1/6` (the Llama runs' checkpoint interval)."""
+    try:
+        return float(Fraction(text))
+    except (ValueError, ZeroDivisionError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours (e.g. 0.5 or 1/6)") from None
 
 
 def known_prefixes(results: Path) -> list[str]:
