@@ -76,18 +76,14 @@ def load_prompts(cfg, tokenizer):
     from pods import data
 
     d = cfg.dataset
-    examples = data.load_dataset(d.name, split=d.split, path=d.path, **dict(d.options or {}))
-    if d.limit:
-        examples = examples[: int(d.limit)]
-    ids = data.render_prompts(examples, tokenizer, style=d.prompt_style, system_prompt=d.system_prompt)
-    keep = [i for i, p in enumerate(ids) if len(p) <= cfg.rl.max_prompt_tokens]
-    if not keep:
+    examples = data.load_dataset(d.name, split=d.split, path=d.path, limit=d.limit, **dict(d.options or {}))
+    kept, ids, dropped = data.render_prompts(examples, tokenizer, style=d.prompt_style, system_prompt=d.system_prompt,
+                                             max_prompt_tokens=cfg.rl.max_prompt_tokens)
+    if not kept:
         raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
-    if len(keep) < len(ids):
-        warnings.warn(f"dropped {len(ids) - len(keep)} of {len(ids)} prompts longer than rl.max_prompt_tokens")
-    keys = sorted({k for ex in examples for k in (ex.meta or {})})
-    cols = {k: [(examples[i].meta or {}).get(k) for i in keep] for k in keys}
-    return [ids[i] for i in keep], [examples[i].answer for i in keep], cols
+    keys = sorted({k for ex in kept for k in (ex.meta or {})})
+    cols = {k: [(ex.meta or {}).get(k) for ex in kept] for k in keys}
+    return ids, [ex.answer for ex in kept], cols
 
 
 def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -194,13 +190,14 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     OmegaConf.save(cfg, tmp, resolve=True)
     os.replace(tmp, rdir / "config.yaml")
 
+    seed_everything(cfg.seed)  # LoRA initialisation
     policy, generator = backends.build(cfg)
     prompts, answers, cols = load_prompts(cfg, policy.tokenizer)
     B, n, m = rl.prompts_per_step, rl.n, rl.m
     chunks = n // m if alg == "grpo_ga" else 1  # optimizer steps per training step
     steps_per_run = rl.max_steps or math.ceil(len(prompts) / B)
     optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg, steps_per_run, chunks)
-    seed_everything(cfg.seed)
+    seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
     resume_from = ckpt.latest(rdir)

@@ -1,0 +1,137 @@
+"""Config composition (config/*.yaml) and the start-up checks of pods.config.validate."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from pods import config as pc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trainer_helpers import CONFIG_DIR, compose_cfg  # noqa: E402
+
+PRESETS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
+
+
+@pytest.fixture(autouse=True)
+def _no_reward_registry(monkeypatch):
+    monkeypatch.setattr(pc, "_check_rewards", lambda data: [])
+
+
+def errors(cfg, **kw) -> str:
+    with pytest.raises(pc.ConfigError) as err:
+        pc.validate(cfg, **kw)
+    return str(err.value)
+
+
+def test_defaults_are_the_paper_setting_and_valid():
+    cfg = compose_cfg([])
+    pc.validate(cfg, cuda=False)
+    assert (cfg.rl.n, cfg.rl.m, cfg.rl.rule, cfg.rl.temperature) == (64, 16, "max_variance", 0.9)
+    assert (cfg.model.lora.rank, cfg.model.lora.alpha, cfg.model.load_in_4bit) == (64, 64, True)
+    assert (cfg.optim.lr, cfg.optim.max_grad_norm, cfg.rl.beta, cfg.rl.prompts_per_step) == (5e-6, 0.1, 0.0, 1)
+    assert (cfg.rl.save_interval, cfg.rl.max_time, cfg.rl.save_strategy) == (1800, 21600, "time")
+    assert pc.algorithm(cfg) == "pods"
+    assert pc.run_dir(cfg) == Path("checkpoints/gsm8k-qwen2.5-3b-instruct-pods-max_variance-n64-m16-seed0")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_composes_and_validates(preset):
+    cfg = compose_cfg([f"experiment={preset}"])
+    pc.validate(cfg, cuda=True)
+
+
+TRAINING_YAML = ["train.yaml", "model/*.yaml", "backend/hf.yaml", "dataset/*.yaml", "rule/*.yaml",
+                 *(f"experiment/{e}.yaml" for e in ("gsm8k_main", "n_scaling", "m_scaling", "rules", "math_main",
+                                                    "llama_main"))]
+
+
+def test_yaml_has_a_comment_above_every_key():
+    paths = [p for pattern in TRAINING_YAML for p in Path(CONFIG_DIR).glob(pattern)]
+    assert len(paths) >= 17
+    for path in paths:
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            s = line.strip()
+            if not s or s.startswith("#") or s.startswith("- ") or ":" not in s:
+                continue
+            above = lines[i - 1].strip() if i else ""
+            assert above.startswith("#"), \
+                f"{path.name}:{i + 1} key without a comment above: {s}"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["rl.n=8", "rl.m=16"], "rl.m=16 > rl.n=8"),
+    (["rl.m=1"], "at least 2 kept rollouts"),
+    (["rule=none"], "rl.rule=none keeps all rollouts"),
+    (["rl.rule=best"], "unknown rl.rule 'best'; valid rules: max_variance"),
+    (["optim.lr=0"], "optim.lr must be a positive number"),
+    (["rl.max_completion_tokens=-5"], "rl.max_completion_tokens must be a positive number"),
+    (["rl.save_interval=0"], "rl.save_interval must be a positive number"),
+    (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
+    (["rl.algorithm=grpo_ga", "rl.n=12", "rl.m=8"], "multiple of rl.m"),
+    (["rl.algorithm=sgd"], "unknown rl.algorithm"),
+    (["dataset.path=/nonexistent/train.jsonl"], "dataset.path /nonexistent/train.jsonl does not exist"),
+    (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
+])
+def test_bad_values_are_rejected_with_what_to_change(overrides, message):
+    assert message in errors(compose_cfg(overrides), cuda=False)
+
+
+def test_all_problems_are_reported_at_once():
+    msg = errors(compose_cfg(["rl.m=1", "optim.lr=-1"]), cuda=False)
+    assert "rl.m=1" in msg and "optim.lr" in msg
+
+
+def test_unknown_key_in_a_closed_section():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.rl.nn = 3
+    cfg.model.lora.rnk = 3
+    msg = errors(cfg, cuda=False)
+    assert "unknown key rl.nn" in msg and "unknown key model.lora.rnk" in msg
+
+
+def test_backend_section_is_open_but_name_is_checked():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.backend.gpu_memory_utilization = 0.5
+    pc.validate(cfg, cuda=False)
+    cfg.backend.name = "tpu"
+    assert "unknown backend.name 'tpu'; valid backends: hf" in errors(cfg, cuda=False)
+
+
+@pytest.mark.parametrize("backend", ["unsloth", "vllm"])
+def test_gpu_only_backend_without_cuda_points_at_the_demo(backend, monkeypatch):
+    monkeypatch.setattr(pc.importlib.util, "find_spec", lambda name: None)
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.backend = {"name": backend}
+    msg = errors(cfg, cuda=False)
+    assert "needs a CUDA GPU" in msg and "experiment=demo" in msg
+    pc.validate(cfg, cuda=True)
+
+
+def test_run_name_and_algorithm_derivation():
+    grpo = compose_cfg(["rl.n=16", "rl.m=16", "seed=3"])
+    assert pc.algorithm(grpo) == "grpo" and pc.run_dir(grpo).name.endswith("grpo-n16-m16-seed3")
+    ga = compose_cfg(["rl.n=64", "rl.m=16", "rl.algorithm=grpo_ga"])
+    assert pc.algorithm(ga) == "grpo_ga"
+    named = compose_cfg(["run_name=mine", "output_root=/tmp/x"])
+    assert pc.run_dir(named) == Path("/tmp/x/mine")
+    beta = compose_cfg(["rl.beta=0.04", "rule=random"])
+    assert "pods-random-n64-m16-beta0.04-seed0" in pc.run_dir(beta).name
+
+
+def test_output_dir_with_a_different_run_is_refused(tmp_path):
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    pc.check_run_dir(cfg, run)  # same run: fine (resume)
+    longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.max_steps=99", "logging.wandb=true"])
+    pc.check_run_dir(longer, run)  # run length and logging may change between resumes
+    other = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
+    with pytest.raises(pc.ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)"):
+        pc.check_run_dir(other, run)
