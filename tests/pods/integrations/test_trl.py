@@ -1,0 +1,156 @@
+"""PODS in TRL's GRPOTrainer, one process: config checks, GRPO-GA kwargs, and two real training steps.
+
+    uv run pytest tests/pods/integrations/test_trl.py      (~15 s: one tiny-Qwen2 run of 2 steps)
+
+The training test checks, per generation round, that the rollouts in the loss are exactly the m
+per prompt that `pods.downsample.select` picks from the rewards TRL logged, with advantages
+recomputed over the kept m, in micro-batches of per_device_train_batch_size * m / n sequences,
+and that the parameters change. The 2-process run is in test_trl_multiprocess.py.
+"""
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from pods.advantages import group_advantages  # noqa: E402
+from pods.downsample import select  # noqa: E402
+from pods.integrations.trl import PODSConfig, PODSTrainer, grpo_ga_kwargs  # noqa: E402
+
+N, M, PER_DEVICE, GA = 4, 2, 4, 2  # n generated, m kept; 4 generated per accumulation step, 2 steps
+
+
+def _config(tmp_path, **kw):
+    base = dict(output_dir=str(tmp_path), num_generations=N, pods_m=M, per_device_train_batch_size=PER_DEVICE,
+                gradient_accumulation_steps=GA, use_cpu=True, report_to=[], save_strategy="no")
+    return PODSConfig(**{**base, **kw})
+
+
+@pytest.mark.parametrize(
+    "kw, message",
+    [
+        (dict(pods_m=3, per_device_train_batch_size=2), "multiple of 4"),  # 2 * 3 / 4 sequences per micro-batch
+        (dict(pods_rule="median"), "valid rules: max_variance"),
+        (dict(pods_m=None), "needs pods_m"),
+        (dict(pods_m=1), "2..num_generations=4"),
+        (dict(pods_m=5), "2..num_generations=4"),
+        (dict(pods_rule="none"), "set pods_m = num_generations = 4"),
+        (dict(multi_objective_aggregation="normalize_then_sum"), "sum_then_normalize"),
+    ],
+)
+def test_config_rejects_bad_settings(tmp_path, kw, message):
+    with pytest.raises(ValueError, match=message):
+        _config(tmp_path, **kw)
+
+
+def test_config_micro_batch_and_generation_batch(tmp_path):
+    args = _config(tmp_path, num_generations=8, pods_m=2, per_device_train_batch_size=8, gradient_accumulation_steps=3)
+    assert args.pods_micro_batch_size == 2  # 8 * 2 / 8
+    assert args.steps_per_generation == 3 and args.generation_batch_size == 24  # TRL's generated units
+    with pytest.raises(ValueError, match="divisible by num_generations"):  # TRL's own check still applies
+        _config(tmp_path, num_generations=8, pods_m=2, per_device_train_batch_size=4, gradient_accumulation_steps=1)
+
+
+def test_grpo_ga_matches_paper_runs():
+    pods = dict(num_generations=128, pods_m=32, per_device_train_batch_size=32, gradient_accumulation_steps=4,
+                learning_rate=2e-5, pods_rule="max_variance")
+    ga = grpo_ga_kwargs(pods)  # the paper's n32-m32-ga16
+    assert ga == dict(num_generations=32, per_device_train_batch_size=8, gradient_accumulation_steps=16,
+                      learning_rate=2e-5)
+    generated = lambda kw: kw["per_device_train_batch_size"] * kw["gradient_accumulation_steps"]  # noqa: E731
+    assert generated(ga) == generated(pods)  # same rollouts per optimizer step, all of them trained
+    assert grpo_ga_kwargs(pods, group_size=128)["num_generations"] == 128
+    with pytest.raises(ValueError, match="whole numbers"):
+        grpo_ga_kwargs({**pods, "gradient_accumulation_steps": 1, "pods_m": 48})
+
+
+def test_trl_presets_are_pods_and_its_grpo_ga():
+    from omegaconf import OmegaConf
+
+    root = Path(__file__).resolve().parents[3] / "config" / "trl"
+    pods = OmegaConf.to_container(OmegaConf.load(root / "pods-qwen2.5-3b.yaml"), resolve=True)
+    ga = OmegaConf.to_container(OmegaConf.load(root / "grpo-ga-qwen2.5-3b.yaml"), resolve=True)
+    assert pods["algorithm"] == "pods" and ga["algorithm"] == "grpo_ga"
+    assert (pods["trl"]["num_generations"], pods["trl"]["pods_m"], pods["trl"]["gradient_accumulation_steps"]) == (
+        128, 32, 4)
+    assert grpo_ga_kwargs(pods["trl"]) == ga["trl"]  # the GA preset is exactly the matching comparison
+    assert {k: v for k, v in pods.items() if k != "trl"} == {**{k: v for k, v in ga.items() if k != "trl"},
+                                                          "algorithm": "pods"}
+
+
+class _Recorder(PODSTrainer):
+    """Records what the reward saw, what TRL logged, and every loss batch."""
+
+    def _generate_and_score_completions(self, inputs):
+        out = super()._generate_and_score_completions(inputs)
+        if self.model.training:
+            self.rounds.append(dict(logged=list(self._logs["rewards"]["reward_fn"])[-len(inputs):],
+                                    losses=[]))
+        return out
+
+    def _compute_loss(self, model, inputs):
+        ids = [tuple(r[m.bool()].tolist()) for r, m in zip(inputs["completion_ids"], inputs["completion_mask"])]
+        self.rounds[-1]["losses"].append(list(zip(ids, inputs["advantages"].tolist())))
+        return super()._compute_loss(model, inputs)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    from datasets import Dataset
+
+    from pods.models import byte_tokenizer, tiny_causal_lm
+
+    scored = []  # per reward call: [(completion ids, reward)] in row order
+
+    def reward_fn(completions, completion_ids, **kwargs):
+        rewards = [float(sum(ids) % 3) for ids in completion_ids]  # deterministic, spread within groups
+        scored.append([(tuple(ids), r) for ids, r in zip(completion_ids, rewards)])
+        return rewards
+
+    tok = byte_tokenizer()
+    model = tiny_causal_lm(tok)
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    args = _config(tmp_path_factory.mktemp("trl"), max_steps=2, max_completion_length=8, learning_rate=1e-2,
+                   logging_steps=1, seed=0)
+    trainer = _Recorder(model=model, reward_funcs=[reward_fn], args=args, processing_class=tok,
+                        train_dataset=Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(32)]}))
+    trainer.rounds = []
+    trainer.train()
+    return trainer, scored, before
+
+
+def test_each_loss_holds_m_per_prompt(trained):
+    trainer, scored, _ = trained
+    assert len(trainer.rounds) == 2 and len(scored) == 2  # one generation round per optimizer step
+    for rnd, calls in zip(trainer.rounds, scored):
+        assert len(rnd["losses"]) == GA  # steps_per_generation micro-batches
+        assert all(len(batch) == PER_DEVICE * M // N for batch in rnd["losses"])  # 2 = m per prompt
+        group_of = {ids: i // N for i, (ids, _) in enumerate(calls)}
+        counts = Counter(group_of[ids] for batch in rnd["losses"] for ids, _ in batch)
+        assert counts == {g: M for g in range(PER_DEVICE * GA // N)}  # every prompt: exactly m rollouts
+
+
+def test_kept_rollouts_are_select_of_logged_rewards(trained):
+    trainer, scored, _ = trained
+    for rnd, calls in zip(trainer.rounds, scored):
+        logged = torch.tensor(rnd["logged"]).view(-1, N)  # [G, n] as TRL logged them
+        assert logged.flatten().tolist() == [r for _, r in calls]
+        kept = select(logged, M, "max_variance")  # [G, m]
+        adv = group_advantages(logged.gather(1, kept))  # [G, m], over the kept m only
+        expected = Counter((calls[g * N + j][0], round(adv[g, k].item(), 4))
+                           for g in range(logged.shape[0]) for k, j in enumerate(kept[g].tolist()))
+        trained_rows = Counter((ids, round(a, 4)) for batch in rnd["losses"] for ids, a in batch)
+        assert trained_rows == expected
+    assert trainer.pods_last_selection["local"]  # one process holds whole groups: no regrouping
+
+
+def test_parameters_change(trained):
+    trainer, _, before = trained
+    after = dict(trainer.model.named_parameters())
+    changed = [k for k, v in before.items() if not torch.equal(v, after[k].detach())]
+    assert len(changed) == len(before)

@@ -1,0 +1,128 @@
+"""PODS in TRL across 2 real processes: `accelerate launch --num_processes 2 --cpu` (gloo).
+
+    uv run pytest tests/pods/integrations/test_trl_multiprocess.py    (~40-60 s on 2 cores)
+
+This file is also the worker: the test launches it with `--worker OUT` through accelerate
+(config/accelerate/cpu-2proc.yaml). Each rank trains two tiny-Qwen2 phases of 2 steps:
+  A  per-device 6 generated, n=4, m=2: 3 groups over 2 processes, the middle one split across
+     them, so the kept rows must be gathered and re-split (3 kept per process);
+  B  per-device 4 generated x 2 accumulation steps: whole groups per process, no communication.
+Each rank dumps what the rewards saw, what TRL logged (gathered) and every loss batch; the test
+checks the union over ranks is exactly `select`'s choice per group, equal shares per rank, and
+that both replicas trained to the same (changed) parameters.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[3]
+N, M = 4, 2
+PHASES = {"A": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1),
+          "B": dict(per_device_train_batch_size=4, gradient_accumulation_steps=2)}
+
+
+def _worker(out: Path):
+    from accelerate.utils import gather_object
+    from datasets import Dataset
+
+    from pods.integrations.trl import PODSConfig, PODSTrainer
+    from pods.models import byte_tokenizer, tiny_causal_lm
+
+    class Recorder(PODSTrainer):
+        def _generate_and_score_completions(self, inputs):
+            self.local_ids = None
+            result = super()._generate_and_score_completions(inputs)
+            self.rounds.append(dict(logged=list(self._logs["rewards"]["reward_fn"])[-len(inputs) * 2:],
+                                    ids=[list(x) for x in gather_object(self.local_ids)], losses=[],
+                                    regrouped=not self.pods_last_selection["local"]))
+            return result
+
+        def _compute_loss(self, model, inputs):
+            ids = [r[m.bool()].tolist() for r, m in zip(inputs["completion_ids"], inputs["completion_mask"])]
+            self.rounds[-1]["losses"].append([[i, a] for i, a in zip(ids, inputs["advantages"].tolist())])
+            return super()._compute_loss(model, inputs)
+
+    tok = byte_tokenizer()
+    report = {}
+    for name, sizes in PHASES.items():
+        model = tiny_causal_lm(tok)
+        before = [p.detach().clone() for p in model.parameters()]
+        args = PODSConfig(output_dir=str(out / name), num_generations=N, pods_m=M, max_steps=2, max_completion_length=8,
+                          learning_rate=1e-2, use_cpu=True, report_to=[], save_strategy="no", seed=0, **sizes)
+        holder = {}
+
+        def reward_fn(completions, completion_ids, **kwargs):
+            holder["trainer"].local_ids = [tuple(c) for c in completion_ids]
+            return [float(sum(c) % 3) for c in completion_ids]
+
+        trainer = Recorder(model=model, reward_funcs=[reward_fn], args=args, processing_class=tok,
+                           train_dataset=Dataset.from_dict({"prompt": [f"{i}*{i}=" for i in range(48)]}))
+        holder["trainer"], trainer.rounds = trainer, []
+        trainer.train()
+        params = list(trainer.model.parameters())
+        report[name] = dict(rounds=trainer.rounds, changed=all(not torch.equal(b, p.detach()) for b, p in zip(before, params)),
+                            checksum=sum(p.detach().double().sum().item() for p in params))
+    rank = int(os.environ.get("RANK", "0"))
+    (out / f"rank{rank}.json").write_text(json.dumps(report))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory):
+    out = tmp_path_factory.mktemp("trl-2proc")
+    env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled",
+           "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
+           str(ROOT / "config/accelerate/cpu-2proc.yaml"), "--main_process_port", str(_free_port()),
+           __file__, "--worker", str(out)]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
+
+
+@pytest.mark.parametrize("phase", list(PHASES))
+def test_two_processes_select_per_group(ranks, phase):
+    from pods.advantages import group_advantages
+    from pods.downsample import select
+
+    per_device = PHASES[phase]["per_device_train_batch_size"]
+    r0, r1 = ranks[0][phase], ranks[1][phase]
+    assert len(r0["rounds"]) == len(r1["rounds"]) == 2
+    for a, b in zip(r0["rounds"], r1["rounds"]):
+        assert a["logged"] == b["logged"] and a["ids"] == b["ids"]  # both ranks see the gathered round
+        assert a["regrouped"] == b["regrouped"] == (phase == "A")  # A splits a group over the processes
+        logged = torch.tensor(a["logged"]).view(-1, N)  # [G, n], G = 3 (A) or 4 (B)
+        assert logged.flatten().tolist() == [float(sum(i) % 3) for i in a["ids"]]
+        kept = select(logged, M, "max_variance")
+        adv = group_advantages(logged.gather(1, kept))
+        expected = Counter((tuple(a["ids"][g * N + j]), round(adv[g, k].item(), 4))
+                           for g in range(len(kept)) for k, j in enumerate(kept[g].tolist()))
+        per_rank = [Counter((tuple(i), round(x, 4)) for batch in r["losses"] for i, x in batch) for r in (a, b)]
+        assert per_rank[0] + per_rank[1] == expected  # exactly the kept m per group, over both processes
+        assert sum(per_rank[0].values()) == sum(per_rank[1].values()) == len(kept) * M // 2  # equal shares
+        for r in (a, b):
+            assert all(len(batch) == per_device * M // N for batch in r["losses"])  # loss micro-batch size
+
+
+def test_two_processes_train_in_sync(ranks):
+    for phase in PHASES:
+        assert ranks[0][phase]["changed"] and ranks[1][phase]["changed"]
+        assert ranks[0][phase]["checksum"] == pytest.approx(ranks[1][phase]["checksum"], rel=1e-9)
+
+
+if __name__ == "__main__" and "--worker" in sys.argv:
+    torch.set_num_threads(1)
+    _worker(Path(sys.argv[sys.argv.index("--worker") + 1]))
