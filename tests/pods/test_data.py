@@ -1,0 +1,174 @@
+"""pods.data: local loaders, clear errors, prompt styles and the length filter (offline).
+
+Run: uv run pytest tests/pods/test_data.py
+"""
+
+import json
+
+import pytest
+
+from pods import data
+from pods.models import byte_tokenizer
+
+FIX = "tests/fixtures"
+
+LOAD_CASES = [
+    # (name, split, expected answers, a meta key that must be present)
+    # GSM8K: the number after '####', thousands commas removed, the solution kept in meta
+    pytest.param("gsm8k", "train", ["27", "135", "1080"], "solution", id="gsm8k"),
+    # hendrycks MATH: the last boxed expression of the solution, nested braces intact
+    pytest.param("math", "train", [r"\frac{1}{2}", "[2,3]", r"\left( 3, \frac{\pi}{2} \right)", r"120^\circ",
+                                   r"5\sqrt{2}"], "level", id="math"),
+    # MATH-500: the answer column
+    pytest.param("math500", "test", ["4", "15", r"\text{(A)}"], "unique_id", id="math500"),
+    # AMC23: float answers printed as integers
+    pytest.param("amc23", "test", ["25", "9"], "id", id="amc23"),
+    # chemistry: answers as written
+    pytest.param("chemistry", "test", ["4.5 g", "B", "Ca(OH)_2", "3"], None, id="chemistry"),
+]
+
+
+@pytest.mark.parametrize("name, split, answers, meta_key", LOAD_CASES)
+def test_load_local_fixture(name, split, answers, meta_key):
+    examples = data.load_dataset(name, split=split, path=f"{FIX}/{name}")
+    assert [ex.answer for ex in examples] == answers
+    assert all(isinstance(ex.prompt, str) and ex.prompt for ex in examples)
+    if meta_key:
+        assert all(meta_key in ex.meta for ex in examples)
+
+
+def test_file_path_parquet_and_json(tmp_path):
+    # the same rows load from a single .jsonl, .json and .parquet file
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [{"question": "1+1?", "answer": 2.0}, {"question": "2+2?", "answer": 4.0}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "amc.parquet")
+    (tmp_path / "amc.json").write_text(json.dumps(rows))
+    (tmp_path / "amc.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    for file in ("amc.parquet", "amc.json", "amc.jsonl"):
+        got = data.load_dataset("amc23", split="test", path=tmp_path / file)
+        assert [(ex.prompt, ex.answer) for ex in got] == [("1+1?", "2"), ("2+2?", "4")]
+
+
+def test_limit_and_column_overrides(tmp_path):
+    (tmp_path / "x.jsonl").write_text('{"q": "a?", "gold": "B"}\n{"q": "b?", "gold": "C"}\n')
+    got = data.load_dataset("chemistry", split="test", path=tmp_path / "x.jsonl", prompt_column="q",
+                            answer_column="gold", limit=1)
+    assert [(ex.prompt, ex.answer) for ex in got] == [("a?", "B")]
+
+
+def test_chemistry_choices_are_listed_in_the_prompt():
+    ex = data.load_dataset("chemistry", split="test", path=f"{FIX}/chemistry")[1]
+    assert ex.prompt.endswith("(A) O2\n(B) H2\n(C) Cl2\n(D) CO2")
+
+
+ERROR_CASES = [
+    # (setup, kwargs, message fragment)
+    # a directory without the split's file names what it looked for
+    pytest.param("dir", {"split": "validation"}, "looked for validation.jsonl", id="missing-split-file"),
+    # a path that does not exist
+    pytest.param(None, {"split": "train", "path": "/nonexistent/gsm8k.jsonl"}, "does not exist", id="missing-path"),
+    # a file without the question column names the columns it found
+    pytest.param("nocol", {"split": "train"}, "no prompt column", id="missing-prompt-column"),
+    # a file without the answer column
+    pytest.param("noans", {"split": "train"}, "no answer column", id="missing-answer-column"),
+    # a bad JSONL line gives file and line number
+    pytest.param("badjson", {"split": "train"}, "line 2 is not valid JSON", id="bad-json"),
+    # an unsupported file type
+    pytest.param("csv", {"split": "train"}, "unsupported file type", id="csv"),
+    # options the loader does not know
+    pytest.param("dir", {"split": "train", "digits": 3}, "unknown option", id="unknown-option"),
+]
+
+
+@pytest.mark.parametrize("setup, kwargs, message", ERROR_CASES)
+def test_clear_errors(tmp_path, setup, kwargs, message):
+    files = {"nocol": ("g.jsonl", '{"text": "x", "answer": "1"}\n'),
+             "noans": ("g.jsonl", '{"question": "x", "label": "1"}\n'),
+             "badjson": ("g.jsonl", '{"question": "x", "answer": "#### 1"}\n{oops\n'),
+             "csv": ("g.csv", "question,answer\n")}
+    path = kwargs.pop("path", None)
+    if setup == "dir":
+        (tmp_path / "train.jsonl").write_text('{"question": "x", "answer": "#### 1"}\n')
+        path = tmp_path
+    elif setup in files:
+        name, text = files[setup]
+        (tmp_path / name).write_text(text)
+        path = tmp_path / name
+    with pytest.raises((ValueError, FileNotFoundError), match=message):
+        data.load_dataset("gsm8k", path=path, **kwargs)
+
+
+def test_unknown_dataset_and_no_hub_for_chemistry():
+    with pytest.raises(ValueError, match="valid names: amc23, arithmetic, chemistry"):
+        data.load_dataset("mmlu")
+    # chemistry has no default hub dataset: the error says to set a path (no network touched)
+    with pytest.raises(ValueError, match="dataset.path"):
+        data.load_dataset("chemistry", split="test")
+
+
+def test_hub_split_checked_before_any_download():
+    # MATH-500 only has a test split on the hub; asking for train fails before importing datasets
+    with pytest.raises(ValueError, match="not 'train'"):
+        data.load_dataset("math500", split="train")
+
+
+# ----------------------------------------------------------------------------- prompts
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return byte_tokenizer()
+
+
+def test_instruct_uses_chat_template_with_system_prompt(tok):
+    ex = data.Example("What is 2+2?", "4")
+    text = data.prompt_text(ex, tok, "instruct", None)
+    assert text == tok.apply_chat_template(
+        [{"role": "system", "content": data.SYSTEM_PROMPT}, {"role": "user", "content": "What is 2+2?"}],
+        tokenize=False, add_generation_prompt=True)
+    assert text.endswith("<|im_start|>assistant\n")
+    # "" switches the system prompt off
+    assert "system" not in data.prompt_text(ex, tok, "instruct", "")
+    ids = data.render_prompts([ex], tok, style="instruct")
+    assert tok.decode(ids[0]) == text
+
+
+def test_system_prompt_asks_for_think_and_answer_tags():
+    assert "<think>" in data.SYSTEM_PROMPT and "<answer>" in data.SYSTEM_PROMPT
+
+
+def test_base_style_is_plain_text(tok):
+    ex = data.Example("123+456=", "0579")
+    assert data.render_prompts([ex], tok, style="base") == [tok("123+456=")["input_ids"]]
+    # 'plain' is an alias of 'base'
+    assert data.render_prompts([ex], tok, style="plain") == data.render_prompts([ex], tok, style="base")
+    # a system prompt, if given, comes first
+    assert data.prompt_text(ex, tok, "base", "Add.") == "Add.\n\n123+456="
+
+
+def test_length_filter_drops_and_counts(tok):
+    examples = [data.Example("a" * n, "1") for n in (5, 50, 10, 500)]
+    kept, ids, n_dropped = data.render_prompts(examples, tok, style="base", max_prompt_tokens=20)
+    assert [len(ex.prompt) for ex in kept] == [5, 10] and n_dropped == 2
+    assert [len(i) for i in ids] == [5, 10]
+    # None: no limit, nothing dropped
+    kept, ids, n_dropped = data.render_prompts(examples, tok, style="base", max_prompt_tokens=None)
+    assert len(kept) == 4 and n_dropped == 0
+
+
+def test_bad_style_and_missing_template(tok):
+    ex = data.Example("q", "a")
+    with pytest.raises(ValueError, match="valid: instruct, base"):
+        data.render_prompts([ex], tok, style="chat")
+
+    class NoTemplate:
+        chat_template = None
+
+    with pytest.raises(ValueError, match="use style 'base'"):
+        data.render_prompts([ex], NoTemplate(), style="instruct")
+
+
+def test_reference_completion():
+    assert data.reference_completion(data.Example("1+2=", "03")) == "03"

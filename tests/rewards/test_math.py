@@ -1,0 +1,97 @@
+"""MATH / MATH-500 / AMC23 reward: fast path + math-verify. Run: uv run pytest tests/rewards/test_math.py"""
+
+import threading
+
+import pytest
+
+from pods import data
+from rewards.math_answer import gold_answer, math_reward, normalize, score_one
+
+CASES = [
+    # \dfrac vs \frac (fast path)
+    pytest.param(r"<answer>\boxed{\dfrac{1}{2}}</answer>", r"\frac{1}{2}", 1.0, id="dfrac"),
+    # \frac12 shorthand vs a decimal (exact rational compare)
+    pytest.param(r"<answer>0.5</answer>", r"\frac12", 1.0, id="frac12-decimal"),
+    # AMC gold stored as a float
+    pytest.param(r"<answer>\boxed{27}</answer>", "27.0", 1.0, id="amc-float-gold"),
+    # \left( \right) and spacing in a tuple
+    pytest.param(r"\boxed{(3,\frac{\pi}{2})}", r"\left( 3, \frac{\pi}{2} \right)", 1.0, id="left-right-tuple"),
+    # a closed interval
+    pytest.param(r"\boxed{[2, 3]}", "[2,3]", 1.0, id="interval"),
+    # open vs half-open interval differ (math-verify)
+    pytest.param(r"\boxed{[1,2)}", "(1, 2]", 0.0, id="interval-ends-differ"),
+    # degrees
+    pytest.param(r"\boxed{120^\circ}", "120", 1.0, id="degrees"),
+    # percent
+    pytest.param(r"\boxed{50\%}", "50", 1.0, id="percent"),
+    # \text{} around a multiple-choice label
+    pytest.param(r"\boxed{\text{(A)}}", r"\text{(A)}", 1.0, id="text-choice"),
+    # units in \text{} after the number (math-verify drops them)
+    pytest.param(r"\boxed{5\text{ cm}}", "5", 1.0, id="text-units"),
+    # a leading 'x =' assignment
+    pytest.param(r"\boxed{x = 4}", "4", 1.0, id="assignment"),
+    # symbolic equivalence needs sympy: 2 sqrt 2 == sqrt 8
+    pytest.param(r"\boxed{2\sqrt{2}}", r"\sqrt{8}", 1.0, id="sympy-sqrt"),
+    # sets compare regardless of order
+    pytest.param(r"\boxed{\{3,1,2\}}", r"\{1,2,3\}", 1.0, id="set-order"),
+    # thousands separators
+    pytest.param(r"\boxed{1,000}", "1000", 1.0, id="thousands"),
+    # without tags or box math-verify reads 'final answer is ...' from the tail
+    pytest.param(r"The final answer is $\frac{3}{4}$", "0.75", 1.0, id="tail-final-answer"),
+    # an approximation of pi is not pi
+    pytest.param(r"\boxed{3.14}", r"\pi", 0.0, id="pi-approx"),
+    # a plainly wrong number (decided by the fast path)
+    pytest.param(r"\boxed{5}", "4", 0.0, id="wrong-number"),
+    # gold given as a full solution: its boxed answer is used
+    pytest.param(r"\boxed{\frac{1}{2}}", r"so it is $\boxed{\frac{1}{2}}$.", 1.0, id="solution-gold"),
+    # an unclosed box is no answer
+    pytest.param(r"\boxed{\frac{1}{2", r"\frac{1}{2}", 0.0, id="unclosed-box"),
+    # no answer anywhere
+    pytest.param("I don't know", "4", 0.0, id="no-answer"),
+]
+
+
+@pytest.mark.parametrize("completion, gold, expected", CASES)
+def test_math_reward(completion, gold, expected):
+    assert math_reward([completion], [gold]) == [expected]
+
+
+NORMALIZE_CASES = [
+    # \left/\right, \dfrac, spaces
+    pytest.param(r"\left( \dfrac{1}{2}, 3 \right)", r"(\frac{1}{2},3)", id="left-dfrac"),
+    # degrees and trailing period
+    pytest.param(r"30^{\circ}.", "30", id="degrees"),
+    # \text{} unwrapped, $ stripped
+    pytest.param(r"$\text{Monday}$", "Monday", id="text"),
+    # \frac12 shorthand expanded
+    pytest.param(r"\frac12", r"\frac{1}{2}", id="short-frac"),
+]
+
+
+@pytest.mark.parametrize("raw, expected", NORMALIZE_CASES)
+def test_normalize(raw, expected):
+    assert normalize(raw) == expected
+
+
+def test_gold_answer_keeps_nested_braces():
+    # the authors' extraction cut \frac{1}{2} at the first '}'
+    assert gold_answer(r"Hence $\boxed{\frac{1}{2}}$.") == r"\frac{1}{2}"
+
+
+@pytest.mark.parametrize("name, split", [("math", "train"), ("math500", "test"), ("amc23", "test")])
+def test_loaded_fixture_answers_verify(name, split):
+    # every loader answer, written back boxed in the answer block, verifies; a rotated pairing does not
+    examples = data.load_dataset(name, split=split, path=f"tests/fixtures/{name}")
+    completions = [f"<think>...</think><answer>\\boxed{{{ex.answer}}}</answer>" for ex in examples]
+    golds = [ex.answer for ex in examples]
+    assert math_reward(completions, golds) == [1.0] * len(examples)
+    assert math_reward(completions[1:] + completions[:1], golds) == [0.0] * len(examples)
+
+
+def test_works_in_a_worker_thread():
+    # math-verify's own signal-based timeout raises ValueError off the main thread; ours does not
+    out = {}
+    thread = threading.Thread(target=lambda: out.setdefault("r", score_one(r"\boxed{2\sqrt{2}}", r"\sqrt{8}")))
+    thread.start()
+    thread.join(60)
+    assert out.get("r") == 1.0
