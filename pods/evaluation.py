@@ -6,7 +6,7 @@
 
 Metrics per (checkpoint, dataset, repeat), as in the paper's result files:
 - `ans_acc`: fraction of completions whose answer the dataset's verifier accepts (reward > 0);
-- `for_acc`: fraction in the strict <think>/<answer> format (`rewards` strict-format check);
+- `for_acc`: fraction in the strict <think>/<answer> format (reward `format` = rewards.format.strict_format);
 - `both_acc`: both at once; `lengths`: mean completion length in tokens.
 
 The results file has the paper's layout, plus each checkpoint's `step` and `elapsed_seconds`
@@ -216,14 +216,15 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     """The datasets to evaluate: `eval_cfg.datasets` entries filled with the run's defaults.
 
     Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
-    verifier, value > 0 = correct), format_reward (strict format check; null: no format), key
+    verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset, else
+    rewards.DATASET_REWARD[name]), format_reward (strict format check; null: no format), key
     (name in the results file). `datasets: null` = the run's own dataset, test split.
     """
     d = run_cfg.dataset
     run_reward = d.get("accuracy_reward") or d.rewards[0]["name"]
     defaults = {"name": d.name, "split": "test", "path": None, "limit": None, "options": dict(d.get("options") or {}),
                 "prompt_style": d.prompt_style, "system_prompt": d.get("system_prompt"), "reward": None,
-                "format_reward": "strict_format", "key": None}
+                "format_reward": "format", "key": None}
     entries = eval_cfg.get("datasets") or [{"name": d.name, "format_reward": None}]
     out = []
     for e in entries:
@@ -232,7 +233,11 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         if unknown:
             raise ValueError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in ("format_reward", "path", "limit")}}
-        full["reward"] = full["reward"] or (run_reward if full["name"] == d.name else full["name"])
+        if not full["reward"]:
+            import rewards
+
+            same = full["name"] == d.name
+            full["reward"] = run_reward if same else rewards.DATASET_REWARD.get(full["name"], full["name"])
         full["key"] = full["key"] or full["name"]
         out.append(full)
     return out
@@ -312,3 +317,52 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
             log(f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
                 f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
     return results
+
+
+def heldout_accuracy(generator, tokenizer, run_cfg, log=print) -> dict[str, float]:
+    """Held-out accuracy of the current policy, for the end of a training run (e.g. the CPU demo).
+
+    Reads `run_cfg.evaluation` (size, draws, temperature, max_tokens, seed, batch_size, greedy):
+    sampled pass@1 = mean accuracy over `draws` samples per problem of the first `size` test
+    problems of the run's dataset, plus greedy accuracy when `greedy` is true.
+    """
+    ev = run_cfg.get("evaluation") or {}
+    ds = eval_datasets({"datasets": [{"name": run_cfg.dataset.name, "limit": ev.get("size", 2000),
+                                      "format_reward": None}]}, run_cfg)[0]
+    prompts, answers, cols, answer_fn, _, _ = _prepare(ds, tokenizer)
+    out, seed, bs = {}, int(ev.get("seed", 1234)), int(ev.get("batch_size", 1024))
+    max_tokens = int(ev.get("max_tokens", run_cfg.rl.max_completion_tokens))
+    draws = int(ev.get("draws", 4))
+    accs = []
+    for r in range(draws):
+        s = Sampling(max_tokens=max_tokens, temperature=float(ev.get("temperature", 1.0)), seed=seed + 1000 * r)
+        texts, lens = sample_answers(generator, prompts, s, batch_size=bs)
+        accs.append(score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"])
+    out["sampled_acc"] = sum(accs) / draws
+    if ev.get("greedy", True):
+        texts, lens = sample_answers(generator, prompts, Sampling(max_tokens=max_tokens, temperature=0.0, seed=seed),
+                                     batch_size=bs)
+        out["greedy_acc"] = score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"]
+    log(f"held-out accuracy on {len(prompts)} {ds['name']} test problems: sampled pass@1 "
+        f"{out['sampled_acc']:.4f} (T={ev.get('temperature', 1.0)}, mean of {draws} draws)"
+        + (f", greedy {out['greedy_acc']:.4f}" if "greedy_acc" in out else ""))
+    return out
+
+
+def final_heldout(run_dir: str | Path, log=print) -> dict[str, float] | None:
+    """`heldout_accuracy` of the latest complete checkpoint of a run whose config has an `evaluation`
+    section (the CPU demo); None when the section is null. For train.py to call after training."""
+    from omegaconf import OmegaConf
+
+    from pods import backends
+
+    run_dir = Path(run_dir)
+    run_cfg = OmegaConf.load(run_dir / "config.yaml")
+    ckpts = complete_checkpoints(run_dir)
+    if not run_cfg.get("evaluation") or not ckpts:
+        return None
+    policy, generator = backends.build(run_cfg)
+    policy.load(ckpts[-1][1] / "policy")
+    generator.update_weights(policy)
+    log(f"final evaluation of {run_dir.name}/{ckpts[-1][1].name}:")
+    return heldout_accuracy(generator, policy.tokenizer, run_cfg, log=log)

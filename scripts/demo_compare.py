@@ -1,0 +1,246 @@
+"""The CPU demo's comparison: GRPO 16/16 vs PODS max-variance 64->16 vs random 64->16, 3 seeds each.
+
+    uv run python scripts/demo_compare.py                      # train 9 runs, evaluate, plot, report
+    uv run python scripts/demo_compare.py --steps 200 --seeds 0 1   # a shorter version
+    uv run python scripts/demo_compare.py --report-only        # redraw / re-report finished runs
+
+1. the shared warm start of config/experiment/demo.yaml (pods.warmstart, cached);
+2. `train.py experiment=demo` once per (method, seed), checkpoint every --eval-every steps, one torch
+   thread per run, at most --parallel runs at once; seed s gives every method the same prompt stream;
+3. evaluate-run.py on each run: sampled pass@1 (T = 1, --draws samples per problem, eval_results.json)
+   and greedy accuracy (eval_greedy.json) on the first --eval-size held-out problems, with the same
+   evaluation seeds for every run, at every checkpoint and at step 0 (the warm start);
+4. seed-mean curves against update steps and training seconds (PNG), final accuracies, and the
+   steps (and seconds) each method needs to reach GRPO's final accuracy, with the random control.
+Everything lands in --out (default checkpoints/demo-compare/): runs, demo_compare.png, summary.json.
+Rerunning continues: finished trainings and evaluations are skipped (train.py and evaluate-run.py resume).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+METHODS = {  # name -> (n, m, rule, label)
+    "grpo": (16, 16, "none", "GRPO 16/16"),
+    "pods": (64, 16, "max_variance", "PODS max-variance 64->16"),
+    "random": (64, 16, "random", "random 64->16 (control)"),
+}
+METRICS = {"sampled": ("eval_results.json", "sampled pass@1 (T=1)"), "greedy": ("eval_greedy.json", "greedy accuracy")}
+
+
+def demo_config(overrides=()):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
+        return compose(config_name="train", overrides=["experiment=demo", *overrides])
+
+
+def run_name(method: str, seed: int) -> str:
+    return f"{method}-seed{seed}"
+
+
+def train_command(args, method: str, seed: int, model_dir: Path) -> list[str]:
+    n, m, rule, _ = METHODS[method]
+    return [sys.executable, str(ROOT / "train.py"), "experiment=demo", f"seed={seed}", f"rl.n={n}", f"rl.m={m}",
+            f"rl.rule={rule}", f"rl.max_steps={args.steps}", "rl.save_strategy=steps", f"rl.save_steps={args.eval_every}",
+            f"model.name={model_dir}", "warmstart=null", "evaluation=null", "logging.progress=false",
+            f"output_root={args.out}", f"run_name={run_name(method, seed)}"]
+
+
+def eval_command(args, run_dir: Path, greedy: bool) -> list[str]:
+    cmd = [sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={run_dir}", "max_tokens=8", "seed=1234",
+           "batch_size=2000", "base=true", "examples=3",
+           f"datasets=[{{name:arithmetic,limit:{args.eval_size},format_reward:null}}]"]
+    if greedy:
+        return cmd + ["temperature=0", "repeats=1", f"output={run_dir / METRICS['greedy'][0]}"]
+    return cmd + ["temperature=1.0", f"repeats={args.draws}"]
+
+
+def run_logged(cmd: list[str], log: Path) -> dict:
+    """Run cmd with one torch thread; return wall and CPU seconds (os.wait4 of this child only)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
+               HF_HUB_OFFLINE="1", WANDB_MODE="disabled", PYTHONUNBUFFERED="1")
+    t0 = time.time()
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n")
+        f.flush()
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise RuntimeError(f"command failed ({p.returncode}), see {log}: {' '.join(cmd)}")
+    return {"wall_seconds": time.time() - t0, "cpu_seconds": usage.ru_utime + usage.ru_stime}
+
+
+def do_run(args, method: str, seed: int, model_dir: Path, lock: threading.Lock, timings: dict) -> None:
+    run_dir = args.out / run_name(method, seed)
+    log = args.out / f"{run_name(method, seed)}.log"
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    if not (run_dir / f"checkpoint-{args.steps}" / "state.json").is_file():
+        print(f"[{time.strftime('%H:%M:%S')}] train {run_name(method, seed)}", flush=True)
+        t = run_logged(train_command(args, method, seed, model_dir), log)
+        with lock:
+            timings[run_name(method, seed)] = {"train": t}
+    for greedy in (False, True):
+        print(f"[{time.strftime('%H:%M:%S')}] evaluate {run_name(method, seed)} ({'greedy' if greedy else 'sampled'})",
+              flush=True)
+        t = run_logged(eval_command(args, run_dir, greedy), log)
+        with lock:
+            timings.setdefault(run_name(method, seed), {})["eval_greedy" if greedy else "eval_sampled"] = t
+
+
+def train_all(args) -> None:
+    from pods.warmstart import ensure_warmstart
+
+    cfg = demo_config()
+    model_dir = ensure_warmstart(cfg.warmstart).resolve()
+    print(f"warm start: {model_dir}\n{(model_dir / 'warmstart.json').read_text()[:400]}", flush=True)
+    jobs = [(meth, s) for s in args.seeds for meth in args.methods]
+    lock, timings, errors = threading.Lock(), {}, []
+
+    def worker():
+        while True:
+            with lock:
+                if not jobs:
+                    return
+                meth, s = jobs.pop(0)
+            try:
+                do_run(args, meth, s, model_dir, lock, timings)
+            except Exception as e:  # keep the other runs going; report at the end
+                errors.append(f"{meth} seed {s}: {e}")
+
+    threads = [threading.Thread(target=worker) for _ in range(args.parallel)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    path = args.out / "timings.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    for k, v in timings.items():
+        old.setdefault(k, {}).update(v)
+    path.write_text(json.dumps(old, indent=1))
+    if errors:
+        raise SystemExit("failed runs:\n  " + "\n  ".join(errors))
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def load_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps [C], training seconds [C], accuracy [C]) of one run, base (step 0) included."""
+    data = json.loads((run_dir / METRICS[metric][0]).read_text())
+    rows = sorted((v["step"], v["elapsed_seconds"], float(np.mean(v["arithmetic"]["ans_acc"])))
+                  for k, v in data.items() if isinstance(v, dict) and "arithmetic" in v and v["arithmetic"]["ans_acc"])
+    return tuple(np.array(c, dtype=float) for c in zip(*rows))
+
+
+def seed_mean(args, method: str, metric: str):
+    """Seed-mean curve on the common checkpoint steps: (steps, mean seconds, mean acc, acc [S, C])."""
+    curves = [load_curve(args.out / run_name(method, s), metric) for s in args.seeds]
+    C = min(len(c[0]) for c in curves)
+    steps = curves[0][0][:C]
+    if any((c[0][:C] != steps).any() for c in curves):
+        raise ValueError(f"{method}: seeds have different checkpoint steps; finish all runs first")
+    acc = np.stack([c[2][:C] for c in curves])
+    return steps, np.mean([c[1][:C] for c in curves], axis=0), acc.mean(0), acc
+
+
+def report(args) -> dict:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from pods.analysis.speedup import first_reach, speedups
+
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    summary = {"steps": args.steps, "seeds": args.seeds, "eval_size": args.eval_size, "draws": args.draws, "metrics": {}}
+    timings = json.loads((args.out / "timings.json").read_text()) if (args.out / "timings.json").exists() else {}
+    for row, metric in enumerate(METRICS):
+        curves = {m: seed_mean(args, m, metric) for m in args.methods}
+        out = summary["metrics"][metric] = {}
+        base = curves.get("grpo")
+        target = float(base[2][-1]) if base is not None else None
+        for meth, (steps, secs, mean, acc) in curves.items():
+            label = METHODS[meth][3]
+            sd = acc.std(0, ddof=1) if len(acc) > 1 else np.zeros_like(mean)
+            for col, x in enumerate((steps, secs)):
+                axes[row, col].plot(x, mean, label=label)
+                axes[row, col].fill_between(x, mean - sd, mean + sd, alpha=0.15)
+            e = {"start": float(mean[0]), "final": float(mean[-1]), "final_per_seed": acc[:, -1].tolist(),
+                 "peak": float(mean.max()), "seconds_per_step": float(secs[-1] / steps[-1]),
+                 "train_cpu_seconds_per_step": float(np.mean([timings[run_name(meth, s)]["train"]["cpu_seconds"]
+                                                              for s in args.seeds]) / steps[-1])
+                 if all("train" in timings.get(run_name(meth, s), {}) for s in args.seeds) else None}
+            if target is not None:
+                e["steps_to_grpo_final"] = first_reach(steps, mean, target, interp=True)
+                e["seconds_to_grpo_final"] = first_reach(secs, mean, target, interp=True)
+                sb, tb = first_reach(base[0], base[2], target, True), first_reach(base[1], base[2], target, True)
+                e["step_ratio_vs_grpo"] = sb / e["steps_to_grpo_final"] if e["steps_to_grpo_final"] else None
+                e["time_ratio_vs_grpo"] = tb / e["seconds_to_grpo_final"] if e["seconds_to_grpo_final"] else None
+                e["paper_speedups_in_steps"] = {k: v for k, v in speedups(base[0], base[2], steps, mean).items()
+                                                if k.startswith("speedup")}
+            out[meth] = e
+        for col, xl in enumerate(("update steps", "training seconds (1 thread per run)")):
+            ax = axes[row, col]
+            ax.set_xlabel(xl)
+            ax.set_ylabel(METRICS[metric][1])
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+        axes[row, 0].set_title(f"{METRICS[metric][1]}, mean of {len(args.seeds)} seeds (band: ±1 sd)", fontsize=9)
+    fig.suptitle(f"CPU demo: tiny Qwen2 on 3-digit addition, {args.eval_size} held-out problems")
+    fig.tight_layout()
+    fig.savefig(args.out / "demo_compare.png", dpi=120)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print_table(summary)
+    return summary
+
+
+def print_table(summary: dict) -> None:
+    fmt = lambda v, f="{:.3f}": "-" if v is None else f.format(v)  # noqa: E731
+    for metric, rows in summary["metrics"].items():
+        print(f"\n{METRICS[metric][1]} ({summary['eval_size']} held-out problems, {len(summary['seeds'])} seeds, "
+              f"{summary['steps']} steps)")
+        print(f"{'method':28s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO final':>18s} {'x fewer steps':>13s} "
+              f"{'x less time':>11s} {'s/step':>7s}")
+        for meth, e in rows.items():
+            print(f"{METHODS[meth][3]:28s} {e['start']:6.3f} {e['final']:6.3f} {e['peak']:6.3f} "
+                  f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>18s} {fmt(e.get('step_ratio_vs_grpo'), '{:.2f}'):>13s} "
+                  f"{fmt(e.get('time_ratio_vs_grpo'), '{:.2f}'):>11s} {e['seconds_per_step']:7.3f}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--steps", type=int, default=500, help="training steps per run")
+    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
+    p.add_argument("--eval-every", type=int, default=25, help="steps between checkpoints (evaluated)")
+    p.add_argument("--eval-size", type=int, default=2000, help="held-out problems per evaluation")
+    p.add_argument("--draws", type=int, default=4, help="samples per problem for sampled pass@1")
+    p.add_argument("--parallel", type=int, default=2, help="runs at once (one torch thread each)")
+    p.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "demo-compare")
+    p.add_argument("--report-only", action="store_true", help="skip training/evaluation; redraw and report")
+    args = p.parse_args(argv)
+    if args.steps % args.eval_every:
+        p.error("--steps must be a multiple of --eval-every")
+    args.out = args.out.resolve()
+    os.chdir(ROOT)  # relative paths of the demo config (warm-start cache) are relative to the repo
+    args.out.mkdir(parents=True, exist_ok=True)
+    if not args.report_only:
+        train_all(args)
+    report(args)
+    print(f"\nfigure: {args.out / 'demo_compare.png'}\nsummary: {args.out / 'summary.json'}")
+
+
+if __name__ == "__main__":
+    main()
