@@ -1,0 +1,185 @@
+"""The training loop on a tiny model (CPU, offline): PODS, GRPO, GRPO-GA, KL, full-parameter,
+time-based checkpoints with a fake clock, and kill (SIGKILL) + resume == an uninterrupted run."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import pods.backends
+from pods import trainer
+from pods.logging import read_metrics
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from trainer_helpers import patch_task, skip_reward_check, tiny_cfg  # noqa: E402
+
+ROOT = HERE.parents[1]
+torch.set_num_threads(1)
+
+
+class Spy:
+    """Records what each `update` call trains on and the policy's weights right after loading."""
+
+    def __init__(self, monkeypatch):
+        self.updates, self.policy, self.initial = [], None, None
+        real_update, real_build = trainer.update, pods.backends.build
+
+        def update(policy, kept, adv, cfg, old_logp=None, timers=None):
+            self.updates.append({"groups": kept.num_groups, "per_prompt": kept.n, "total": len(kept),
+                                 "adv": tuple(adv.shape), "old": old_logp is not None})
+            return real_update(policy, kept, adv, cfg, old_logp, timers)
+
+        def build(cfg):
+            policy, generator = real_build(cfg)
+            self.policy = policy
+            self.initial = {k: v.detach().clone() for k, v in policy.model.named_parameters()}
+            return policy, generator
+
+        monkeypatch.setattr(trainer, "update", update)
+        monkeypatch.setattr(pods.backends, "build", build)
+
+    def changed(self, lora: bool) -> list[bool]:
+        """For LoRA (lora=True) or base parameters: did each one change?"""
+        now = dict(self.policy.model.named_parameters())
+        return [not torch.equal(now[k].detach(), v) for k, v in self.initial.items() if ("lora_" in k) == lora]
+
+
+def run(tmp_path, monkeypatch, *extra, **kw):
+    patch_task(monkeypatch)
+    skip_reward_check(monkeypatch)
+    spy = Spy(monkeypatch)
+    run_dir = trainer.train(tiny_cfg(tmp_path, *extra), **kw)
+    return run_dir, read_metrics(run_dir), spy
+
+
+def test_pods_updates_lora_on_m_of_n_rollouts_per_prompt(tmp_path, monkeypatch):
+    run_dir, rows, spy = run(tmp_path, monkeypatch)  # n=8, m=4, B=2, 3 steps
+    assert [r["step"] for r in rows] == [1, 2, 3] and rows[0]["algorithm"] == "pods"
+    assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,), "old": False}] * 3
+    assert all(math.isfinite(r["loss"]) and r["grad_norm"] > 0 for r in rows)
+    assert all(spy.changed(lora=True)) and not any(spy.changed(lora=False))
+    for key in ("time/generation", "time/scoring", "time/selection", "time/update", "time/step", "reward/total",
+                "reward/digits", "reward_kept/digits", "accuracy", "frac_groups_with_spread", "lr", "elapsed_seconds",
+                "completion_length/mean"):
+        assert key in rows[-1], key
+    # max-variance keeps the extremes: the kept rewards spread at least as much as all n
+    assert all(r["frac_groups_with_spread_kept"] >= r["frac_groups_with_spread"] for r in rows)
+    assert rows[-1]["data_position"] == 6 and rows[-1]["optimizer_steps"] == 3
+    assert (run_dir / "config.yaml").is_file()
+    state = json.loads((run_dir / "checkpoint-3" / "state.json").read_text())  # the final save
+    assert state["step"] == 3 and state["elapsed_seconds"] == pytest.approx(rows[-1]["elapsed_seconds"])
+    assert (run_dir / "checkpoint-3" / "policy" / "adapter_model.safetensors").is_file()
+
+
+def test_grpo_uses_all_n(tmp_path, monkeypatch):
+    _, rows, spy = run(tmp_path, monkeypatch, "rl.n=4", "rl.m=4", "rl.max_steps=2")
+    assert rows[0]["algorithm"] == "grpo"
+    assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,), "old": False}] * 2
+    assert rows[0]["reward/total"] == pytest.approx(rows[0]["reward_kept/total"])
+
+
+def test_grpo_ga_updates_on_all_n_in_n_over_m_optimizer_steps(tmp_path, monkeypatch):
+    _, rows, spy = run(tmp_path, monkeypatch, "rl.algorithm=grpo_ga", "rl.max_steps=2")  # n=8, m=4
+    assert rows[0]["algorithm"] == "grpo_ga"
+    assert [(u["per_prompt"], u["old"]) for u in spy.updates] == [(4, False), (4, True)] * 2
+    assert [r["optimizer_steps"] for r in rows] == [2, 4]
+    assert rows[0]["reward/total"] == pytest.approx(rows[0]["reward_kept/total"])  # all n used
+    assert all(spy.changed(lora=True))
+
+
+def test_kl_penalty_against_the_adapter_free_reference(tmp_path, monkeypatch):
+    _, rows, spy = run(tmp_path, monkeypatch, "rl.beta=0.1", "rl.max_steps=2")
+    assert rows[0]["kl"] == pytest.approx(0.0, abs=1e-6)  # LoRA B starts at zero: policy == reference
+    assert rows[1]["kl"] > 0 and rows[1]["loss"] > 0 and "time/reference" in rows[1]
+
+
+def test_full_parameter_training_when_lora_rank_is_zero(tmp_path, monkeypatch):
+    run_dir, rows, spy = run(tmp_path, monkeypatch, "model.lora.rank=0", "rl.max_steps=1", "optim.lr=1e-3")
+    assert not any("lora_" in k for k in spy.initial)
+    assert any(spy.changed(lora=False))
+    assert (run_dir / "checkpoint-1" / "policy" / "model.safetensors").is_file()
+
+
+class FakeClock:
+    """Advances 1.5 s on every reading."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        self.t += 1.5
+        return self.t
+
+
+def test_time_based_checkpoints_and_time_budget_with_a_fake_clock(tmp_path, monkeypatch):
+    run_dir, rows, _ = run(tmp_path, monkeypatch, "rl.max_steps=null", "rl.max_time=100", "rl.save_strategy=time",
+                           "rl.save_interval=25", clock=FakeClock())
+    elapsed = [0.0] + [r["elapsed_seconds"] for r in rows]
+    assert elapsed[-2] < 100 <= elapsed[-1]  # stopped by the time budget
+    crossed = [i for i in range(1, len(elapsed)) if elapsed[i] // 25 > elapsed[i - 1] // 25]
+    saved = sorted(json.loads((p / "state.json").read_text())["step"] for p in run_dir.glob("checkpoint-*"))
+    assert saved == sorted(set(crossed) | {len(rows)}) and len(crossed) >= 3
+    for step in saved:
+        state = json.loads((run_dir / f"checkpoint-{step}" / "state.json").read_text())
+        assert state["elapsed_seconds"] == pytest.approx(elapsed[step])
+
+
+def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monkeypatch):
+    run(tmp_path, monkeypatch, "rl.max_steps=1")
+    with pytest.raises(trainer.ConfigError, match="already holds a different run"):
+        run(tmp_path, monkeypatch, "rl.max_steps=1", "rl.n=16")
+
+
+KILLER = """
+import os, signal, sys, torch
+sys.path.insert(0, {helpers!r})
+torch.set_num_threads(1)
+import pods.config, trainer_helpers as th
+pods.config._check_rewards = lambda data: []
+th.patch_task()
+from pods.trainer import train
+def on_step(row, policy, generator):
+    if row["step"] == {kill_at}:
+        os.kill(os.getpid(), signal.SIGKILL)
+train(th.tiny_cfg({out!r}, *{extra!r}), on_step=on_step)
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(tmp_path, monkeypatch):
+    extra = ["rl.max_steps=6", "rl.save_steps=2", "rl.beta=0.05", "rule=random"]
+    killed = tmp_path / "killed"
+    script = KILLER.format(helpers=str(HERE), kill_at=5, out=str(killed), extra=extra)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert sorted(p.name for p in (killed / "t").glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
+    assert [r["step"] for r in read_metrics(killed / "t")] == [1, 2, 3, 4]
+
+    resumed_dir, resumed, _ = run(killed, monkeypatch, *extra)  # the same command again
+    straight_dir, straight, _ = run(tmp_path / "straight", monkeypatch, *extra)
+    assert [r["step"] for r in resumed] == [1, 2, 3, 4, 5, 6]
+    for a, b in zip(resumed, straight):
+        assert a["data_position"] == b["data_position"]
+        for key in ("reward/total", "reward_kept/total", "loss", "kl", "grad_norm", "completion_length/mean", "lr"):
+            assert a[key] == pytest.approx(b[key], rel=1e-4, abs=1e-6), (a["step"], key)
+    state_a = json.loads((resumed_dir / "checkpoint-6" / "state.json").read_text())
+    assert state_a["elapsed_seconds"] > resumed[3]["elapsed_seconds"]  # training time continued, not reset
+    from safetensors.torch import load_file
+
+    wa = load_file(resumed_dir / "checkpoint-6" / "policy" / "adapter_model.safetensors")
+    wb = load_file(straight_dir / "checkpoint-6" / "policy" / "adapter_model.safetensors")
+    assert wa.keys() == wb.keys() and all(torch.allclose(wa[k], wb[k], atol=1e-5) for k in wa)
+
+
+def test_cli_rejects_a_bad_config_before_loading_a_model():
+    proc = subprocess.run([sys.executable, "train.py", "model=tiny", "dataset=arithmetic", "rl.n=8", "rl.m=1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 2
+    assert "rl.m=1: group advantages need at least 2 kept rollouts" in proc.stderr
