@@ -2,8 +2,8 @@
 
 - Our runs: `checkpoints/<run>/metrics.jsonl`, one JSON object per step with `step`,
   `elapsed_seconds` and phase timers `time/<phase>` (seconds spent in that phase this step, e.g.
-  `time/generate`, `time/update`). Total seconds/step = (last - first elapsed) / (last - first step);
-  phase seconds/step = mean of that timer over the logged steps. Timers named like the total
+  `time/generation`, `time/update`). Total seconds/step = (last - first elapsed) / (last - first step);
+  phase seconds/step = sum of that timer / number of logged steps (absent = 0 s, e.g. time/checkpoint). Timers named like the total
   (`time/step*`, `time/total*`) are reported as totals, not stacked as phases.
 - The paper's files: checkpoints are every hours_per_checkpoint of wall-clock, so seconds/step of a
   run = its last checkpoint's hours * 3600 / its step (steps/hour = the inverse).
@@ -53,10 +53,8 @@ def run_step_seconds(path: Path) -> dict[str, float]:
     if len(timed) >= 2 and timed[-1]["step"] > timed[0]["step"]:
         out["total"] = (timed[-1]["elapsed_seconds"] - timed[0]["elapsed_seconds"]) / (timed[-1]["step"] - timed[0]["step"])
     keys = sorted({k for r in recs for k in r if k.startswith("time/")})
-    for k in keys:
-        vals = [float(r[k]) for r in recs if isinstance(r.get(k), (int, float))]
-        if vals:
-            out[k] = float(np.mean(vals))
+    for k in keys:  # a timer missing from a record (e.g. time/checkpoint) spent 0 s in that step
+        out[k] = float(sum(float(r[k]) for r in recs if isinstance(r.get(k), (int, float))) / len(recs))
     if "total" not in out:
         totals = [k for k in keys if k.startswith(TOTAL_PREFIXES)]
         if totals:

@@ -18,11 +18,13 @@ def write_metrics(path, records, torn=False):
 def test_total_from_elapsed_and_phase_means(tmp_path):
     recs = [{"step": s, "elapsed_seconds": 2.0 * s, "time/generate": 0.5 + 0.1 * (s % 2), "time/update": 1.0,
              "time/step_seconds": 2.0, "loss": 0.1} for s in range(1, 6)]
+    recs[3]["time/checkpoint"] = 1.5  # logged only on the step that saved a checkpoint
     write_metrics(tmp_path / "r", recs, torn=True)
     out = run_step_seconds(tmp_path / "r")
     assert out["total"] == pytest.approx(2.0)  # (10 - 2) s over (5 - 1) steps
     assert out["time/generate"] == pytest.approx(0.56) and out["time/update"] == pytest.approx(1.0)
-    assert sorted(phases(out)) == ["time/generate", "time/update"]  # totals are not stacked
+    assert out["time/checkpoint"] == pytest.approx(0.3)  # 1.5 s over 5 steps
+    assert sorted(phases(out)) == ["time/checkpoint", "time/generate", "time/update"]  # totals not stacked
 
 
 def test_total_from_timers_without_elapsed(tmp_path):
