@@ -35,6 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
+from hydra.experimental.callback import Callback
+
 from pods.backends.base import Sampling
 
 RESULTS_FILE = "eval_results.json"
@@ -366,3 +368,17 @@ def final_heldout(run_dir: str | Path, log=print) -> dict[str, float] | None:
     generator.update_weights(policy)
     log(f"final evaluation of {run_dir.name}/{ckpts[-1][1].name}:")
     return heldout_accuracy(generator, policy.tokenizer, run_cfg, log=log)
+
+
+class FinalEvalCallback(Callback):
+    """Hydra callback (`hydra.callbacks` in config/experiment/demo.yaml): after a successful
+    `train.py` job, print `final_heldout` of its run directory (no-op when `evaluation` is null)."""
+
+    def on_job_end(self, config, job_return, **kwargs) -> None:
+        from hydra.core.utils import JobStatus
+
+        from pods.config import run_dir
+
+        if getattr(job_return, "status", None) != JobStatus.COMPLETED or not config.get("evaluation"):
+            return
+        final_heldout(run_dir(config))

@@ -1,0 +1,69 @@
+"""scripts/demo_compare.py: the report (seed-mean curves, steps-to-target ratios, figure) on synthetic
+results files, and the commands it runs (same prompt stream per seed, shared warm start)."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("demo_compare", ROOT / "scripts" / "demo_compare.py")
+dc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(dc)
+
+
+def write_run(out: Path, name: str, accs: list[float], seconds_per_step: float, file: str):
+    d = out / name
+    d.mkdir(parents=True, exist_ok=True)
+    data = {"format": "pods-eval-results/1", "settings": "{}", "examples": {}}
+    for i, a in enumerate(accs):
+        key = "base" if i == 0 else f"checkpoint-{25 * i}"
+        data[key] = {"step": 25 * i, "elapsed_seconds": 25 * i * seconds_per_step,
+                     "arithmetic": {"ans_acc": [a, a], "for_acc": [1, 1], "both_acc": [a, a], "lengths": [5, 5]}}
+    (d / file).write_text(json.dumps(data))
+
+
+def test_report_ratios_and_figure(tmp_path, capsys):
+    curves = {"grpo": [0.1, 0.15, 0.2, 0.25, 0.3], "pods": [0.1, 0.2, 0.3, 0.35, 0.4],
+              "random": [0.1, 0.15, 0.2, 0.25, 0.3]}
+    secs = {"grpo": 0.1, "pods": 0.3, "random": 0.3}
+    for meth, accs in curves.items():
+        for s in (0, 1):
+            for file in ("eval_results.json", "eval_greedy.json"):
+                shift = 0.02 * (s - 0.5)  # seeds differ; their mean is `accs`
+                write_run(tmp_path, f"{meth}-seed{s}", [a + shift for a in accs], secs[meth], file)
+    args = dc.argparse.Namespace(out=tmp_path, seeds=[0, 1], methods=list(dc.METHODS), steps=100, eval_size=2000,
+                                 draws=2)
+    summary = dc.report(args)
+    s = summary["metrics"]["sampled"]
+    assert s["grpo"]["final"] == pytest.approx(0.3) and s["pods"]["final"] == pytest.approx(0.4)
+    assert s["grpo"]["steps_to_grpo_final"] == pytest.approx(100)
+    assert s["pods"]["steps_to_grpo_final"] == pytest.approx(50)  # reaches 0.3 at step 50
+    assert s["pods"]["step_ratio_vs_grpo"] == pytest.approx(2.0)
+    assert s["pods"]["time_ratio_vs_grpo"] == pytest.approx(100 * 0.1 / (50 * 0.3))
+    assert s["random"]["step_ratio_vs_grpo"] == pytest.approx(1.0)
+    assert s["pods"]["seconds_per_step"] == pytest.approx(0.3)
+    assert s["grpo"]["final_per_seed"] == pytest.approx([0.29, 0.31])
+    assert (tmp_path / "demo_compare.png").stat().st_size > 10_000
+    assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["greedy"]["pods"]["final"] == pytest.approx(0.4)
+    assert "2.00" in capsys.readouterr().out
+
+
+def test_commands_share_prompt_stream_and_warm_start(tmp_path):
+    args = dc.argparse.Namespace(out=tmp_path, steps=100, eval_every=25, eval_size=300, draws=3)
+    cmds = {m: dc.train_command(args, m, 7, Path("/w")) for m in dc.METHODS}
+    for m, cmd in cmds.items():
+        assert "seed=7" in cmd and "model.name=/w" in cmd and "warmstart=null" in cmd
+        assert "rl.max_steps=100" in cmd and "rl.save_steps=25" in cmd and f"run_name={m}-seed7" in cmd
+    assert "rl.n=16" in cmds["grpo"] and "rl.rule=none" in cmds["grpo"]
+    assert "rl.rule=random" in cmds["random"] and "rl.n=64" in cmds["random"]
+    sampled, greedy = dc.eval_command(args, tmp_path, False), dc.eval_command(args, tmp_path, True)
+    assert "repeats=3" in sampled and "temperature=1.0" in sampled and "seed=1234" in sampled
+    assert "temperature=0" in greedy and any(a.endswith("eval_greedy.json") for a in greedy)
+    assert any("limit:300" in a for a in sampled)
+
+
+def test_steps_must_divide(tmp_path):
+    with pytest.raises(SystemExit):
+        dc.main(["--steps", "30", "--eval-every", "25", "--out", str(tmp_path), "--report-only"])
