@@ -12,7 +12,8 @@ Pipeline per completion (never raises, bounded time):
 3. Otherwise math-verify (`parse` + `verify`) decides symbolic equivalence: fractions vs decimals,
    intervals `(1,2]`, tuples/sets, `\\sqrt{}`, `\\pi`, equations. It runs with its signal-based
    timeouts off and under `rewards.timeout.call_with_limit(TIME_LIMIT_S)` instead (any thread).
-   Gold answers are parsed once and cached (they repeat n times per group).
+   Gold answers are parsed once and verdicts per (gold, prediction) are cached (the n completions
+   of a group repeat the gold and often the final answer).
 4. Safety screen before sympy sees a prediction: at most `MAX_PRED_CHARS` characters and brace
    depth `MAX_DEPTH`; after parsing, at most `MAX_NODES` expression nodes and an estimated size of
    every sub-expression below `MAX_BITS` bits (so `9^{9^{9}}`, `100000!` or `(x+1)^{10^5}`, which
@@ -47,6 +48,12 @@ MAX_NODES = 400
 MAX_BITS = 20_000
 # Characters from the end of a completion without an extractable answer handed to math-verify.
 TAIL_CHARS = 300
+
+# (gold, prediction) pairs exercising sympy's lazily loaded parts: radicals, intervals, pi,
+# sets, tuples, equations, matrices, percent/units text.
+_WARMUP = [(r"\sqrt{8}", r"2\sqrt{2}"), (r"(1, 2]", r"[1,2)"), (r"\frac{2\pi}{6}", "3"), (r"\{1,2\}", r"\{2,1\}"),
+           (r"(1,2)", r"(1,2)"), (r"y=2x+1", r"2x+1"), (r"\begin{pmatrix}1\\2\end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
+           (r"5\text{ cm}", r"50\%"), (r"x^2-1", r"(x-1)(x+1)"), (r"\log_2 8", r"e^{i\pi}")]
 
 logging.getLogger("math_verify").setLevel(logging.ERROR)  # its no-timeout warning is expected
 
@@ -154,7 +161,11 @@ def _math_verify_module():
     interrupting an import half-way would leave broken module state behind)."""
     import math_verify
 
-    math_verify.parse("$\\frac{1}{2}$", parsing_timeout=None)
+    # Warm-up: sympy loads parts of itself lazily on first use (up to ~1 s each); do that here,
+    # not inside a time-limited call where it would be cut off half-way.
+    for gold, pred in _WARMUP:
+        g = math_verify.parse(f"${gold}$", parsing_timeout=None)
+        math_verify.verify(g, math_verify.parse(f"${pred}$", parsing_timeout=None), timeout_seconds=None)
     return math_verify
 
 
@@ -173,6 +184,21 @@ def _math_verify(gold: str, pred: str | None, tail: str) -> bool:
     text = f"$\\boxed{{{pred}}}$" if pred is not None else tail
     parsed = _safe_prediction(parse(text, parsing_timeout=None))
     return bool(parsed) and bool(verify(gold_parsed, parsed, timeout_seconds=None))
+
+
+@functools.lru_cache(maxsize=16384)
+def _verified(gold: str, pred: str | None, tail: str, limit: float) -> bool:
+    """math-verify's verdict under the time limit, cached: the n completions of a group often
+    share a final answer (a time-out is cached as False, so a bomb costs its limit once)."""
+    _math_verify_module()
+    _parse_gold(gold)  # cached; parsed under its own, longer limit
+    return bool(call_with_limit(lambda: _math_verify(gold, pred, tail), limit, default=False))
+
+
+def clear_caches() -> None:
+    """Forget cached gold parses and verdicts (benchmarks; long runs never need it)."""
+    _parse_gold.cache_clear()
+    _verified.cache_clear()
 
 
 def gold_answer(answer: str) -> str:
@@ -201,10 +227,7 @@ def score_one(completion: str, answer: str, time_limit_s: float | None = None) -
         if pred is None and _brace_depth(tail) > MAX_DEPTH:
             return 0.0
         limit = TIME_LIMIT_S if time_limit_s is None else time_limit_s
-        _math_verify_module()
-        _parse_gold(gold)  # cached; parsed under its own, longer limit
-        ok = call_with_limit(lambda: _math_verify(gold, pred, tail), limit, default=False)
-        return 1.0 if ok else 0.0
+        return 1.0 if _verified(gold, pred, tail if pred is None else "", limit) else 0.0
     except Exception:  # untrusted input must never crash training
         logging.getLogger(__name__).debug("math reward failed", exc_info=True)
         return 0.0

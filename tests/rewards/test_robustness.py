@@ -10,10 +10,19 @@ import time
 import pytest
 
 import rewards
+from rewards import math_answer
 from rewards.timeout import call_with_limit
 
 # Seconds one adversarial completion may take at most (real numbers: milliseconds, see the benchmark).
 BOUND_S = 5.0
+
+
+
+@pytest.fixture(scope="module", autouse=True)
+def warm_math_verify():
+    # importing sympy and warming math-verify is a one-off cost (seconds), not per completion
+    math_answer._math_verify_module()
+
 
 ADVERSARIAL = [
     # a megabyte of text without any answer
