@@ -2,9 +2,10 @@
 
 - Our runs: `checkpoints/<run>/metrics.jsonl`, one JSON object per step with `step`,
   `elapsed_seconds` and phase timers `time/<phase>` (seconds spent in that phase this step, e.g.
-  `time/generation`, `time/update`). Total seconds/step = (last - first elapsed) / (last - first step);
-  phase seconds/step = sum of that timer / number of logged steps (absent = 0 s, e.g. time/checkpoint). Timers named like the total
-  (`time/step*`, `time/total*`) are reported as totals, not stacked as phases.
+  `time/generation`, `time/update`). Total seconds/step = last elapsed_seconds / last step (the
+  training clock the curves use); phase seconds/step = sum of that timer / number of logged steps
+  (a timer absent from a record counts 0 s, e.g. time/checkpoint). Timers named like a total
+  (`time/step*`, `time/total*`) are reported, not stacked as phases.
 - The paper's files: checkpoints are every hours_per_checkpoint of wall-clock, so seconds/step of a
   run = its last checkpoint's hours * 3600 / its step (steps/hour = the inverse).
 
@@ -50,8 +51,8 @@ def run_step_seconds(path: Path) -> dict[str, float]:
         raise ValueError(f"{path}: {METRICS_FILE} has no records with 'step'")
     out: dict[str, float] = {}
     timed = [r for r in recs if "elapsed_seconds" in r]
-    if len(timed) >= 2 and timed[-1]["step"] > timed[0]["step"]:
-        out["total"] = (timed[-1]["elapsed_seconds"] - timed[0]["elapsed_seconds"]) / (timed[-1]["step"] - timed[0]["step"])
+    if timed and timed[-1]["step"] > 0:  # the training clock the curves use, per step
+        out["total"] = float(timed[-1]["elapsed_seconds"]) / timed[-1]["step"]
     keys = sorted({k for r in recs for k in r if k.startswith("time/")})
     for k in keys:  # a timer missing from a record (e.g. time/checkpoint) spent 0 s in that step
         out[k] = float(sum(float(r[k]) for r in recs if isinstance(r.get(k), (int, float))) / len(recs))
