@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 
 from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
 from pods.analysis.curves import setting_curve  # noqa: E402
-from pods.analysis.figures import X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
+from pods.analysis.figures import TIME_AXIS, X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
 from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting  # noqa: E402
@@ -52,7 +52,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--label", action="append", help="legend label per --setting (default: the setting)")
     p.add_argument("--dataset", default="gsm8k")
     p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
-    p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis")
+    p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis: time (hours), steps or both")
+    p.add_argument("--time-axis", default="hours", choices=sorted(TIME_AXIS), help="unit shown on the time axis")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
     p.add_argument("--max-hours", type=hours_arg, default=None)
     p.add_argument("--base", default=None, help="base-model JSON for a t = 0 point")
@@ -85,7 +86,8 @@ def cmd_curves(args) -> list[Path]:
     xs = ["hours", "steps"] if args.x == "both" else [args.x]
     fig, axes = new_figure(len(xs))
     for ax, x in zip(axes, xs):
-        draw_curves(ax, curves, x=x, metric=args.metric, title=args.title or f"{args.dataset} {args.metric}")
+        draw_curves(ax, curves, x=x, metric=args.metric, title=args.title or f"{args.dataset} {args.metric}",
+                    time_unit=args.time_axis)
     return save(fig, args.out, args.name)
 
 

@@ -20,7 +20,8 @@ import numpy as np  # noqa: E402
 
 from pods.analysis.curves import Curve  # noqa: E402
 
-X_AXES = {"hours": "training time (hours)", "steps": "training step"}
+X_AXES = {"hours": "training time", "steps": "training step"}  # "hours" = time, shown in a TIME_AXIS unit
+TIME_AXIS = {"hours": 1.0, "minutes": 60.0, "seconds": 3600.0}  # display factor from hours
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 METRIC_LABELS = {"ans_acc": "answer accuracy", "for_acc": "format accuracy", "both_acc": "answer + format accuracy",
@@ -33,12 +34,14 @@ def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6):
 
 
 def draw_curves(ax, curves: list[Curve], *, x: str = "hours", metric: str = "ans_acc", title: str = "",
-                time_label: str | None = None) -> None:
-    """Mean over runs with a shaded 95% band, one line per curve, against hours or steps."""
+                time_label: str | None = None, time_unit: str = "hours") -> None:
+    """Mean over runs with a shaded 95% band, one line per curve, against time (in time_unit) or steps."""
     if x not in X_AXES:
         raise ValueError(f"unknown x axis {x!r}; valid: {sorted(X_AXES)}")
+    if time_unit not in TIME_AXIS:
+        raise ValueError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_AXIS)}")
     for i, c in enumerate(curves):
-        xs = c.hours if x == "hours" else c.steps
+        xs = c.hours * TIME_AXIS[time_unit] if x == "hours" else c.steps
         ok = np.isfinite(xs) & np.isfinite(c.mean)
         if not ok.any():
             raise ValueError(f"curve {c.label}: nothing to plot against {x} (no step numbers?)")
@@ -47,7 +50,10 @@ def draw_curves(ax, curves: list[Curve], *, x: str = "hours", metric: str = "ans
         band = ok & np.isfinite(c.half_width)
         if band.any():
             ax.fill_between(xs[band], c.lo[band], c.hi[band], color=color, alpha=0.2, linewidth=0)
-    ax.set_xlabel(time_label if (x == "hours" and time_label) else X_AXES[x])
+    if x == "hours":
+        ax.set_xlabel(time_label or f"training time ({time_unit})")
+    else:
+        ax.set_xlabel(X_AXES[x])
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     if title:
         ax.set_title(title, fontsize=10)

@@ -109,7 +109,9 @@ def draw_figure(name: str, results: str | Path, out: str | Path, *, irregular: s
     for p in fig_spec.panels:
         curves = _curves(p, results, irregular, csv_time_unit)
         for x in p.xs:
-            time_label = f"training time (hours; eval/time read in {csv_time_unit})" if ":" in p.settings[0][0] else None
-            draw_curves(axes[i], curves, x=x, metric=p.metric, title=p.title, time_label=time_label)
+            csv = ":" in p.settings[0][0]  # multi-GPU exports: show eval/time in its own unit
+            draw_curves(axes[i], curves, x=x, metric=p.metric, title=p.title,
+                        time_unit=csv_time_unit if csv else "hours",
+                        time_label=f"training time (eval/time, {csv_time_unit})" if csv else None)
             i += 1
     return save(fig, out, name)

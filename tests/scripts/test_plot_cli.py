@@ -47,6 +47,9 @@ def test_curves_and_step_time_on_our_runs(tmp_path, capsys):
     assert plot.main(["curves", *common, "--setting", "demo-grpo", "--metric", "lengths", "--x", "steps",
                       "--name", "demo-len"]) == 0
     assert_figures(out, "demo-len")
+    assert plot.main(["curves", *common, "--setting", "demo-pods", "--x", "hours", "--time-axis", "seconds",
+                      "--name", "demo-sec"]) == 0
+    assert_figures(out, "demo-sec")
     assert plot.main(["step-time", *common, "--setting", "demo-grpo", "--setting", "demo-pods"]) == 0
     assert_figures(out, "step-time")
     assert plot.main(["curves", *common, "--setting", "demo-grpo", "--label", "a", "--label", "b"]) == 2
