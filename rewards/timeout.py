@@ -51,7 +51,7 @@ class _Watchdog:
         self._pid = None
 
     def _ensure_thread(self):
-        if self._pid != os.getpid():  # first use, or we are in a forked child without the thread
+        if self._pid != os.getpid():  # first use (or a fork that bypassed the at-fork hook)
             self._pid = os.getpid()
             threading.Thread(target=self._run, name="rewards-watchdog", daemon=True).start()
 
@@ -89,6 +89,16 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+
+
+def _reset_after_fork() -> None:
+    """A forked child (e.g. a data-loader worker) gets a fresh watchdog: the parent's thread is
+    gone there, and its lock may have been copied in a held state."""
+    global _WATCHDOG
+    _WATCHDOG = _Watchdog()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def call_with_limit(fn: Callable[[], Any], seconds: float | None, default: Any = None) -> Any:

@@ -95,3 +95,21 @@ def test_works_in_a_worker_thread():
     thread.start()
     thread.join(60)
     assert out.get("r") == 1.0
+
+
+def test_hard_time_limit_cuts_a_slow_verification(monkeypatch):
+    # whatever sympy does, one completion costs at most about the limit (here 0.2 s)
+    import time
+
+    from rewards import math_answer
+
+    def slow(*args):
+        while True:
+            pass
+
+    monkeypatch.setattr(math_answer, "_math_verify", slow)
+    math_answer.clear_caches()
+    start = time.perf_counter()
+    assert score_one(r"\boxed{2\sqrt{3}}", r"\sqrt{12}", time_limit_s=0.2) == 0.0
+    assert time.perf_counter() - start < 3.0
+    math_answer.clear_caches()

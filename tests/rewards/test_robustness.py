@@ -104,3 +104,17 @@ def test_time_limit_passes_results_and_errors_through():
     assert call_with_limit(lambda: 7, None) == 7
     with pytest.raises(ZeroDivisionError):
         call_with_limit(lambda: 1 / 0, 1.0)
+
+
+def test_time_limit_in_forked_child():
+    # a forked worker (data loader) gets its own watchdog and still enforces the limit
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork")
+    call_with_limit(lambda: 1, 1.0)  # the parent's watchdog thread is running
+    with ctx.Pool(1) as pool:
+        assert pool.apply(_limited_spin_in_child) == "late"
+
+
+def _limited_spin_in_child():
+    return call_with_limit(_spin, 0.2, default="late")
