@@ -3,7 +3,8 @@
 Pipeline per completion (never raises, bounded time):
 1. Extract the graded answer (`rewards.extract.final_answer`: boxed in `<answer>` > `<answer>`
    block > last `\\boxed{}`); with none, the last `TAIL_CHARS` of the completion go to math-verify,
-   which looks for "final answer is ..." / the last LaTeX expression there.
+   which looks for "final answer is ..." / the last LaTeX expression there; an unboxed answer
+   block with inline math (`The answer is $\\frac{1}{2}$`) also goes to it as prose.
 2. Fast path, `normalize(pred) == normalize(gold)`: strips `$`, `\\left`/`\\right`, spacing
    commands, `\\dfrac`/`\\tfrac` -> `\\frac`, `\\frac12` -> `\\frac{1}{2}`, degrees (`^\\circ`, `°`),
    percent (`\\%`), `\\text{}`/`\\mathrm{}`/`\\textbf{}` wrappers, a leading `x =`, trailing `.`, and
@@ -181,7 +182,12 @@ def _math_verify(gold: str, pred: str | None, tail: str) -> bool:
     gold_parsed = list(_parse_gold(gold))
     if not gold_parsed:
         return False
-    text = f"$\\boxed{{{pred}}}$" if pred is not None else tail
+    if pred is None:
+        text = tail
+    elif "$" in pred or "\\(" in pred or "\\[" in pred:
+        text = pred  # an answer block in prose with inline math: let math-verify find the math
+    else:
+        text = f"$\\boxed{{{pred}}}$"
     parsed = _safe_prediction(parse(text, parsing_timeout=None))
     return bool(parsed) and bool(verify(gold_parsed, parsed, timeout_seconds=None))
 

@@ -46,6 +46,8 @@ CASES = [
     pytest.param(r"\boxed{\frac{1}{2}}", r"so it is $\boxed{\frac{1}{2}}$.", 1.0, id="solution-gold"),
     # an unclosed box is no answer
     pytest.param(r"\boxed{\frac{1}{2", r"\frac{1}{2}", 0.0, id="unclosed-box"),
+    # an answer block in prose with inline math
+    pytest.param(r"<answer>The answer is $\frac{1}{2}$</answer>", r"\frac12", 1.0, id="block-prose-inline-math"),
     # no answer anywhere
     pytest.param("I don't know", "4", 0.0, id="no-answer"),
 ]
