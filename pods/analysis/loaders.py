@@ -26,8 +26,8 @@ import numpy as np
 
 METRICS = ("ans_acc", "for_acc", "both_acc", "lengths")
 IRREGULAR_POLICIES = {
-    "align": "place each checkpoint in the grid slot that matches its step (nearest in the setting's "
-    "typical step profile); empty slots are missing, extra checkpoints dropped",
+    "align": "match checkpoints to grid slots by step (order-preserving, nearest to the setting's typical "
+    "step profile); a slot without a checkpoint stays empty, extra checkpoints are dropped",
     "warn": "keep the (i+1) x hours timing of the i-th checkpoint anyway",
     "drop": "leave irregular runs out of the setting",
 }
@@ -149,24 +149,47 @@ def load_run_dir(path: str | Path, setting: str | None = None, results_file: str
     return Run(path.name, setting or path.name, hours, steps, data, meta={"source": str(path)})
 
 
+def _monotone_match(frac: np.ndarray, profile: np.ndarray) -> list[tuple[int, int]]:
+    """Order-preserving match of checkpoints frac [C] to slots profile [E] with the least squared
+    distance; uses every slot when C >= E (extra checkpoints dropped), else every checkpoint."""
+    c, e = len(frac), len(profile)
+    cost = np.full((c + 1, e + 1), np.inf)  # cost[i, j]: first i checkpoints vs first j slots
+    cost[0, 0] = 0.0
+    move = np.zeros((c + 1, e + 1), dtype=int)  # 1 = matched, 2 = checkpoint dropped, 3 = slot left empty
+    for i in range(c + 1):
+        for j in range(e + 1):
+            options = []
+            if i and j:
+                options.append((cost[i - 1, j - 1] + (frac[i - 1] - profile[j - 1]) ** 2, 1))
+            if i and c > e:
+                options.append((cost[i - 1, j], 2))
+            if j and c < e:
+                options.append((cost[i, j - 1], 3))
+            if options:
+                cost[i, j], move[i, j] = min(options)
+    pairs, i, j = [], c, e
+    while i or j:
+        m = move[i, j]
+        if m == 1:
+            pairs.append((i - 1, j - 1))
+        i, j = (i - (m in (1, 2)), j - (m in (1, 3)))
+    return pairs[::-1]
+
+
 def _align_to_grid(run: Run, profile: np.ndarray, hours_per_checkpoint: float) -> Run:
-    """Place run's checkpoints into the slots whose typical step fraction is nearest to theirs.
+    """Place run's checkpoints into the slots whose typical step fraction matches theirs.
 
     profile: [E] median of step / final step at each slot over the setting's regular runs.
-    Assumes the run's last checkpoint is in the last slot (training ran for the full time).
+    Assumes the run trained for the full time (its last checkpoint belongs near the last slot).
     """
     frac = run.steps / run.steps[-1]  # [C]
-    slot = np.abs(frac[:, None] - profile[None, :]).argmin(axis=1)  # [C]
-    slot[-1] = len(profile) - 1
-    keep: dict[int, int] = {}
-    for i, s in enumerate(slot):  # one checkpoint per slot: the closest to the profile
-        if s not in keep or abs(frac[i] - profile[s]) < abs(frac[keep[s]] - profile[s]):
-            keep[s] = i
-    idx = np.array([keep[s] for s in sorted(keep)])
-    slots = np.array(sorted(keep))
+    pairs = _monotone_match(frac, profile)
+    idx = np.array([i for i, _ in pairs])
+    slots = np.array([j for _, j in pairs])
     data = {ds: {m: a[idx] for m, a in ms.items()} for ds, ms in run.data.items()}
     hours = (slots + 1) * hours_per_checkpoint
-    meta = dict(run.meta, aligned_slots=slots.tolist(), dropped_steps=sorted(set(run.steps.tolist()) - set(run.steps[idx].tolist())))
+    dropped = [int(s) for k, s in enumerate(run.steps) if k not in set(idx.tolist())]
+    meta = dict(run.meta, aligned_slots=slots.tolist(), dropped_steps=dropped)
     return Run(run.name, run.setting, hours, run.steps[idx], data, True, meta)
 
 

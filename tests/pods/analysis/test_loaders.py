@@ -140,3 +140,14 @@ def test_run_dir_in_evaluate_run_format(tmp_path):
     assert run.steps.tolist() == [0, 20, 40] and run.hours.tolist() == [0.0, 1.0, 2.0]
     y = run.metric("gsm8k", "ans_acc")
     assert y[:2] == pytest.approx([0.2, 0.5]) and np.isnan(y[2])
+
+
+def test_align_keeps_every_checkpoint_in_order(tmp_path):
+    """Two checkpoints nearest to the same slot: the order-preserving match still keeps both."""
+    for k in (1, 2):
+        write_paper(tmp_path / f"S-Run{k}.json", {25: [0.1], 50: [0.2], 75: [0.3], 100: [0.4]})
+    write_paper(tmp_path / "S-Run3.json", {42: [0.1], 55: [0.2], 100: [0.4]})  # 0.42 and 0.55 both nearest 0.5
+    with pytest.warns(IrregularCheckpointsWarning):
+        runs = load_setting("S", tmp_path, irregular="align")
+    r3 = {r.name: r for r in runs}["S-Run3"]
+    assert r3.steps.tolist() == [42, 55, 100] and r3.hours.tolist() == [0.5, 1.0, 2.0]
