@@ -172,3 +172,60 @@ def test_bad_style_and_missing_template(tok):
 
 def test_reference_completion():
     assert data.reference_completion(data.Example("1+2=", "03")) == "03"
+
+
+# ----------------------------------------------------------------------------- hub path (faked)
+
+
+@pytest.fixture
+def fake_hub(monkeypatch):
+    """Replace datasets.load_dataset with a recorder returning rows in each hub dataset's format."""
+    import datasets
+
+    calls = []
+    rows = {
+        "openai/gsm8k": [{"question": "q", "answer": "work\n#### 1,234"}],
+        "EleutherAI/hendrycks_math": [{"problem": "p", "level": "Level 1", "type": "Algebra",
+                                       "solution": r"so $\boxed{\frac{1}{2}}$"}],
+        "HuggingFaceH4/MATH-500": [{"problem": "p", "solution": "s", "answer": r"\sqrt{2}", "subject": "Algebra",
+                                    "level": 2, "unique_id": "u"}],
+        "math-ai/amc23": [{"id": 0, "question": "q", "answer": 27.0}],
+    }
+
+    def load(hub_id, config=None, split=None):
+        calls.append((hub_id, config, split))
+        return rows[hub_id]
+
+    monkeypatch.setattr(datasets, "load_dataset", load)
+    return calls
+
+
+HUB_CASES = [
+    # GSM8K: config 'main'
+    pytest.param("gsm8k", "train", [("openai/gsm8k", "main", "train")], ["1234"], id="gsm8k"),
+    # MATH: one call per hendrycks subset, all 7 concatenated
+    pytest.param("math", "test", [("EleutherAI/hendrycks_math", s, "test") for s in data.MATH_SUBSETS],
+                 [r"\frac{1}{2}"] * 7, id="math-7-subsets"),
+    # MATH-500 and AMC23: test split only
+    pytest.param("math500", "test", [("HuggingFaceH4/MATH-500", None, "test")], [r"\sqrt{2}"], id="math500"),
+    pytest.param("amc23", "test", [("math-ai/amc23", None, "test")], ["27"], id="amc23"),
+]
+
+
+@pytest.mark.parametrize("name, split, calls, answers", HUB_CASES)
+def test_hub_sources(fake_hub, name, split, calls, answers):
+    got = data.load_dataset(name, split=split)
+    assert fake_hub == calls
+    assert [ex.answer for ex in got] == answers
+
+
+def test_math_subsets_option(fake_hub):
+    got = data.load_dataset("math", split="train", subsets=["algebra", "geometry"])
+    assert [c[1] for c in fake_hub] == ["algebra", "geometry"] and len(got) == 2
+    with pytest.raises(ValueError, match="unknown subset"):
+        data.load_dataset("math", split="train", subsets=["calculus"])
+
+
+def test_local_path_never_touches_the_hub(fake_hub):
+    data.load_dataset("gsm8k", split="train", path=f"{FIX}/gsm8k")
+    assert fake_hub == []
