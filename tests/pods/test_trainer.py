@@ -6,6 +6,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,18 @@ def test_cli_rejects_a_bad_config_before_loading_a_model():
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert "rl.m=1: group advantages need at least 2 kept rollouts" in proc.stderr
+
+
+@pytest.mark.bench
+@pytest.mark.parametrize("n", [16, 64])
+def test_bench_seconds_per_step_grpo_16_vs_pods_64_to_16(tmp_path, monkeypatch, n):
+    """`uv run pytest -m bench tests/pods/test_trainer.py -s`: tiny model, demo shape (16 prompts,
+    m = 16 kept, 8-token completions, one update on 256 completions), mean of steps 2..8, timed in
+    CPU seconds of this process (time.process_time, 1 thread) so other load on the machine does not count."""
+    _, rows, _ = run(tmp_path, monkeypatch, f"rl.n={n}", "rl.m=16", "rl.prompts_per_step=16", "rl.micro_batch_size=256",
+                     "rl.max_completion_tokens=8", "rl.max_steps=8", "model.lora.rank=0", "optim.lr=2e-4",
+                     clock=time.process_time)
+    rows = rows[1:]
+    mean = {k: sum(r[k] for r in rows) / len(rows) for k in ("time/step", "time/generation", "time/update")}
+    print(f"\nn={n} m=16: {mean['time/step']:.3f} s/step (generation {mean['time/generation']:.3f}, "
+          f"update {mean['time/update']:.3f}) CPU s over {len(rows)} steps, {torch.get_num_threads()} thread(s)")
