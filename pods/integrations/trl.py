@@ -28,8 +28,9 @@ GRPO-GA, the paper's comparison, is plain TRL: `grpo_ga_kwargs(pods_kwargs)` giv
 `trl.GRPOConfig` arguments that generate as many rollouts per optimizer step with the same loss
 micro-batch and train on all of them through n/m times more gradient accumulation.
 
-Unsloth (one GPU): import unsloth first, then build the class on its patched trainer,
-`pods_trainer_class(trl.GRPOTrainer)`; the mixin needs only the two methods named above.
+Unsloth (one GPU): import unsloth first (it patches trl), then build both classes on the patched
+ones: `pods_config_class(trl.GRPOConfig)`, `pods_trainer_class(trl.GRPOTrainer)`; the trainer mixin
+needs only the two methods named above and the output dict of `_generate_and_score_completions`.
 """
 
 from __future__ import annotations
@@ -50,45 +51,59 @@ except ImportError as err:  # pragma: no cover
 LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded
 
 
-@dataclass
-class PODSConfig(GRPOConfig):
-    """`trl.GRPOConfig` plus the PODS fields; `num_generations` is n (generated per prompt)."""
+def check_pods_args(args) -> None:
+    """Validate the PODS fields of a (post-init) GRPO config; ValueError saying what to change."""
+    n, m = args.num_generations, args.pods_m
+    if args.pods_rule not in RULES:
+        raise ValueError(f"unknown pods_rule {args.pods_rule!r}; valid rules: {', '.join(RULES)}")
+    if m is None:
+        raise ValueError("PODSConfig needs pods_m (rollouts kept per prompt); for plain GRPO use trl.GRPOConfig")
+    if isinstance(m, bool) or not isinstance(m, int) or not 2 <= m <= n:
+        raise ValueError(
+            f"pods_m must be an integer in 2..num_generations={n}, got {m!r} "
+            "(advantages over a single kept rollout are always zero)"
+        )
+    if args.pods_rule == "none" and m != n:
+        raise ValueError(f"pods_rule 'none' keeps every rollout: set pods_m = num_generations = {n} (got {m})")
+    per_device = args.per_device_train_batch_size
+    if per_device * m % n:
+        raise ValueError(
+            f"each loss micro-batch holds per_device_train_batch_size * m / n = {per_device} * {m} / {n} "
+            f"sequences, which is not a whole number: make per_device_train_batch_size (completions "
+            f"generated per device per accumulation step) a multiple of {n // math.gcd(n, m)}"
+        )
+    if args.multi_objective_aggregation != "sum_then_normalize":
+        raise ValueError(
+            "PODS selects on the weighted sum of the reward functions: set "
+            f"multi_objective_aggregation='sum_then_normalize' (got {args.multi_objective_aggregation!r})"
+        )
 
-    pods_m: int | None = field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"})
-    pods_rule: str = field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"})
+
+def pods_config_class(base: type = GRPOConfig) -> type:
+    """`base` (trl.GRPOConfig, or Unsloth's patched one) plus `pods_m` and `pods_rule`, validated.
+
+    `num_generations` is n (generated per prompt); `pods_micro_batch_size` is the number of
+    sequences in each loss computation on each process, per_device_train_batch_size * m / n.
+    """
 
     def __post_init__(self):
-        super().__post_init__()
-        n, m = self.num_generations, self.pods_m
-        if self.pods_rule not in RULES:
-            raise ValueError(f"unknown pods_rule {self.pods_rule!r}; valid rules: {', '.join(RULES)}")
-        if m is None:
-            raise ValueError("PODSConfig needs pods_m (rollouts kept per prompt); for plain GRPO use trl.GRPOConfig")
-        if isinstance(m, bool) or not isinstance(m, int) or not 2 <= m <= n:
-            raise ValueError(
-                f"pods_m must be an integer in 2..num_generations={n}, got {m!r} "
-                "(advantages over a single kept rollout are always zero)"
-            )
-        if self.pods_rule == "none" and m != n:
-            raise ValueError(f"pods_rule 'none' keeps every rollout: set pods_m = num_generations = {n} (got {m})")
-        per_device = self.per_device_train_batch_size
-        if per_device * m % n:
-            step = n // math.gcd(n, m)
-            raise ValueError(
-                f"each loss micro-batch holds per_device_train_batch_size * m / n = {per_device} * {m} / {n} "
-                f"sequences, which is not a whole number: make per_device_train_batch_size (completions "
-                f"generated per device per accumulation step) a multiple of {step}"
-            )
-        if self.multi_objective_aggregation != "sum_then_normalize":
-            raise ValueError(
-                "PODS selects on the weighted sum of the reward functions: set "
-                f"multi_objective_aggregation='sum_then_normalize' (got {self.multi_objective_aggregation!r})"
-            )
+        base.__post_init__(self)
+        check_pods_args(self)
 
-    @property
-    def pods_micro_batch_size(self) -> int:
-        """Sequences in each loss computation on each process: per_device_train_batch_size * m / n."""
-        return self.per_device_train_batch_size * self.pods_m // self.num_generations
+    namespace = {
+        "__annotations__": {"pods_m": int | None, "pods_rule": str},
+        "pods_m": field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"}),
+        "pods_rule": field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"}),
+        "__post_init__": __post_init__,
+        "pods_micro_batch_size": property(lambda self: self.per_device_train_batch_size * self.pods_m
+                                          // self.num_generations),
+        "__doc__": pods_config_class.__doc__,
+        "__module__": __name__,
+    }
+    return dataclass(type(f"PODS{base.__name__}", (base,), namespace))
+
+
+PODSConfig = pods_config_class(GRPOConfig)
 
 
 def grpo_ga_kwargs(pods_kwargs: dict, group_size: int | None = None) -> dict:
