@@ -118,16 +118,17 @@ def build_optimizer(params, cfg, steps_per_run: int, updates_per_step: int):
     return opt, sched
 
 
-def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> tuple[dict, list]:
+def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> dict:
     """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * m].
 
-    Returns (metrics, per-micro-batch log-probs detached) - the latter is what GRPO-GA needs as
-    old log-probs. No optimizer step here.
+    Every micro-batch is normalised by the whole batch's count, so the accumulated gradient equals
+    the full-batch gradient. old_logp: per-micro-batch log-probs of the sampling policy (GRPO-GA)
+    or None (ratio 1). Returns metrics; no optimizer step here.
     """
     rl, mb = cfg.rl, cfg.rl.micro_batch_size
     prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
     denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
-    sums, logps = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "tokens": 0.0}, []
+    sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "tokens": 0.0}
     for i, s in enumerate(range(0, len(comps), mb)):
         p, c = prompts[s:s + mb], comps[s:s + mb]
         ref = None
@@ -139,7 +140,6 @@ def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> tuple[dict, li
         loss, m = policy_loss(logp, old, adv[s:s + mb], mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
                               epsilon_high=rl.epsilon_high, aggregation=rl.aggregation, denominator=denom)
         loss.backward()
-        logps.append(logp.detach())
         sums["loss"] += float(loss.detach())
         sums["tokens"] += m["completion_tokens"]
         sums["kl"] += m.get("kl", 0.0) * m["completion_tokens"]
@@ -148,7 +148,7 @@ def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> tuple[dict, li
     out = {"loss": sums["loss"], "clip_fraction": sums["clip_fraction"] / t}
     if rl.beta > 0:
         out["kl"] = sums["kl"] / t
-    return out, logps
+    return out
 
 
 @torch.no_grad()
@@ -239,7 +239,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 olds = [None] + [old_logprobs(policy, rollouts.select(i), cfg) for i in idxs[1:]]
             with timers("update"):
                 for idx, adv, old in zip(idxs, advs, olds):
-                    st, _ = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, old, timers)
+                    st = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, old, timers)
                     clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
                     norms.append(float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip)))
                     optimizer.step()

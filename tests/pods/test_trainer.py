@@ -199,3 +199,29 @@ def test_bench_seconds_per_step_grpo_16_vs_pods_64_to_16(tmp_path, monkeypatch, 
     mean = {k: sum(r[k] for r in rows) / len(rows) for k in ("time/step", "time/generation", "time/update")}
     print(f"\nn={n} m=16: {mean['time/step']:.3f} s/step (generation {mean['time/generation']:.3f}, "
           f"update {mean['time/update']:.3f}) CPU s over {len(rows)} steps, {torch.get_num_threads()} thread(s)")
+
+
+@pytest.mark.parametrize("aggregation", ["sequence", "token"])
+def test_micro_batches_accumulate_to_the_full_batch_gradient(tmp_path, aggregation):
+    from pods.backends import hf
+    from pods.backends.base import Sampling
+
+    cfg = tiny_cfg(tmp_path, f"rl.aggregation={aggregation}", "rl.beta=0.1")
+    policy, generator = hf.build(cfg)
+    with torch.no_grad():  # a non-zero adapter, so the KL term has a gradient too
+        for name, p in policy.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.1)
+    tok = policy.tokenizer
+    prompts = [tok.encode(t, add_special_tokens=False) for t in ("1+2=", "30+40=")]
+    kept = generator.generate(prompts, 4, Sampling(max_tokens=5, temperature=1.0, seed=0))
+    adv = torch.linspace(-1, 1, 8)
+    grads = []
+    for mb in (8, 3, 1):
+        cfg.rl.micro_batch_size = mb
+        policy.model.zero_grad()
+        metrics = trainer.update(policy, kept, adv, cfg)
+        grads.append(torch.cat([p.grad.flatten() for p in policy.trainable_parameters()]))
+        assert math.isfinite(metrics["loss"]) and metrics["kl"] > 0
+    assert grads[0].abs().sum() > 0
+    assert torch.allclose(grads[0], grads[1], atol=1e-6) and torch.allclose(grads[0], grads[2], atol=1e-6)
