@@ -234,8 +234,9 @@ def _arithmetic(split: str, **options) -> list[Example]:
 
 
 def _gsm_symbolic(split: str, **options) -> list[Example]:
-    if set(options) - {"size", "seed"}:
-        raise ValueError(f"gsm_symbolic: unknown option(s) {sorted(set(options) - {'size', 'seed'})}; valid: size, seed")
+    unknown = sorted(set(options) - {"size", "seed"})
+    if unknown:
+        raise ValueError(f"gsm_symbolic: unknown option(s) {unknown}; valid: size, seed")
     size, seed = int(options.get("size", 1000)), int(options.get("seed", 0))
     if split not in ("train", "test"):
         raise ValueError(f"gsm_symbolic: unknown split {split!r}; valid: train, test")

@@ -111,8 +111,8 @@ def last_number(text: str | None) -> str | None:
         return None
     tail = text[-MAX_ANSWER_CHARS:]
     found = None
-    for found in _NUMBER.finditer(tail):
-        pass
+    for match in _NUMBER.finditer(tail):
+        found = match
     if found is None:
         return None
     number = found.group(0).replace(",", "").replace(" ", "")

@@ -53,7 +53,8 @@ TAIL_CHARS = 300
 # (gold, prediction) pairs exercising sympy's lazily loaded parts: radicals, intervals, pi,
 # sets, tuples, equations, matrices, percent/units text.
 _WARMUP = [(r"\sqrt{8}", r"2\sqrt{2}"), (r"(1, 2]", r"[1,2)"), (r"\frac{2\pi}{6}", "3"), (r"\{1,2\}", r"\{2,1\}"),
-           (r"(1,2)", r"(1,2)"), (r"y=2x+1", r"2x+1"), (r"\begin{pmatrix}1\\2\end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
+           (r"(1,2)", r"(1,2)"), (r"y=2x+1", r"2x+1"),
+           (r"\begin{pmatrix}1\\2\end{pmatrix}", r"\begin{pmatrix}1\\2\end{pmatrix}"),
            (r"5\text{ cm}", r"50\%"), (r"x^2-1", r"(x-1)(x+1)"), (r"\log_2 8", r"e^{i\pi}")]
 
 logging.getLogger("math_verify").setLevel(logging.ERROR)  # its no-timeout warning is expected

@@ -1,4 +1,7 @@
-"""Answer extraction: <answer> blocks, nested \\boxed{}, the last number. Run: uv run pytest tests/rewards/test_extract.py"""
+"""Answer extraction: <answer> blocks, nested \\boxed{}, the last number.
+
+Run: uv run pytest tests/rewards/test_extract.py
+"""
 
 import pytest
 
