@@ -85,3 +85,25 @@ def test_gsm_symbolic_offline():
     assert get("gsm8k")([f"<answer>{e.answer}</answer>" for e in ex], [e.answer for e in ex]) == [1.0] * 3
     again = data.load_dataset("gsm_symbolic", split="test", size=3, seed=123)
     assert [e.prompt for e in again] == [e.prompt for e in ex]  # fixed test split
+
+
+@pytest.mark.slow  # imports torch/transformers and generates with a tiny model
+def test_untrained_tiny_model_is_far_below_half():
+    # the task must leave room to learn: a random-initialised tiny model (the demo's, before its warm
+    # start) answers almost nothing correctly
+    import torch
+
+    from pods.models import byte_tokenizer, tiny_causal_lm
+
+    torch.manual_seed(0)
+    tok = byte_tokenizer()
+    model = tiny_causal_lm(tok, "qwen2", seed=0).eval()
+    test = data.load_dataset("arithmetic", split="test", size=32)
+    ids = data.render_prompts(test, tok, style="base")
+    batch = torch.tensor(ids)  # all prompts have the same length (3-digit operands)
+    with torch.no_grad():
+        out = model.generate(batch, attention_mask=torch.ones_like(batch), max_new_tokens=5, do_sample=False,
+                             pad_token_id=tok.pad_token_id)
+    texts = tok.batch_decode(out[:, batch.shape[1]:], skip_special_tokens=True)
+    accuracy = sum(arithmetic_reward(texts, [e.answer for e in test])) / len(test)
+    assert accuracy < 0.2
