@@ -37,7 +37,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="figures", help="output folder for <name>.png and <name>.pdf")
     p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
                    help="runs whose checkpoint count differs from their setting's usual count")
-    p.add_argument("--csv-time-unit", default="minutes", choices=sorted(TIME_UNITS), help="unit of eval/time in CSVs")
+    p.add_argument("--csv-time-unit", default="seconds", choices=sorted(TIME_UNITS),
+                   help="unit of eval/time in the multi-GPU CSVs (seconds: see pods/analysis/csvruns.py)")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -65,6 +66,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="bar label per --setting")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
+    p.add_argument("--max-hours", type=hours_arg, default=None, help="paper files / CSVs: use the last checkpoint by then")
     p.add_argument("--name", default="step-time")
     sub.add_parser("list", help="print the paper figure names")
     return ap.parse_args(argv)
@@ -101,8 +103,9 @@ def cmd_step_time(args) -> list[Path]:
             names = sorted({k for d in per_run for k in phases(d)})
             stacks.append({k: float(np.mean([d.get(k, 0.0) for d in per_run])) for k in names})
         else:  # paper files: hours at the last checkpoint / its step
-            runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular)
-            values.append(np.array([paper_step_seconds(r) for r in runs]))
+            runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular,
+                                csv_time_unit=args.csv_time_unit)
+            values.append(np.array([paper_step_seconds(r, args.max_hours) for r in runs]))
             stacks.append({})
     fig, axes = new_figure(1, width=max(5.0, 0.8 * len(values) + 2))
     draw_bars(axes[0], _labels(args), values, phases=stacks if any(stacks) else None, title="seconds per step")

@@ -41,7 +41,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
     p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
                    help="what to do with runs whose checkpoint count differs from the setting's usual")
-    p.add_argument("--csv-time-unit", default="minutes", choices=sorted(TIME_UNITS), help="unit of eval/time in CSVs")
+    p.add_argument("--csv-time-unit", default="seconds", choices=sorted(TIME_UNITS),
+                   help="unit of eval/time in the multi-GPU CSVs (seconds: see pods/analysis/csvruns.py)")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of runs (0 = no intervals)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

@@ -34,6 +34,7 @@ class Panel:
     base: str | None = "base-qwen.json"  # base-model file in the results folder (t = 0), or None
     title: str = ""
     xs: tuple[str, ...] = ("hours", "steps")
+    time_unit: str = "hours"  # unit shown on the time axis
 
 
 @dataclass
@@ -48,6 +49,7 @@ LLAMA = [("Instruct-Llama-512-16-16-0.04", "GRPO (16-16)"), ("Instruct-Llama-512
 LLAMA_GRID = dict(hours_per_checkpoint=1 / 6, max_hours=1.5, base="base-llama.json")
 MULTI = [("{gpu}:n32-m32-ga16", "GRPO-GA (n32-m32-ga16)"), ("{gpu}:n128-m32-ga4", "PODS (n128-m32-ga4)")]
 TIME_ONLY = ("hours",)
+MULTI_GRID = dict(base=None, xs=TIME_ONLY, max_hours=0.5, time_unit="minutes")  # the authors plot 0-30 min
 
 FIGURES: dict[str, Figure] = {
     "gsm8k": Figure([Panel(GRPO_PODS, title="GSM8K: GRPO vs PODS, Qwen2.5-3B")]),
@@ -67,16 +69,19 @@ FIGURES: dict[str, Figure] = {
                                + [("Instruct-GSM8K-MaxR-512-64-16", "MaxR 64-16"), ("Instruct-GSM8K-Rand-512-64-16", "Rand 64-16")]
                                + [(MATH[0][0], "MATH 8-8"), (MATH[1][0], "MATH 32-8")],
                                title="seconds per step (single L40S, from checkpoint steps)"),
-                         Panel([(LLAMA[0][0], "Llama 16-16"), (LLAMA[1][0], "Llama 64-16")], title="Llama", **LLAMA_GRID)],
+                         Panel([(LLAMA[0][0], "Llama 16-16"), (LLAMA[1][0], "Llama 64-16")], title="Llama", **LLAMA_GRID),
+                         Panel([("h100s:n32-m32-ga16", "H100 GRPO-GA"), ("h100s:n128-m32-ga4", "H100 PODS"),
+                                ("a100s:n32-m32-ga16", "A100 GRPO-GA"), ("a100s:n128-m32-ga4", "A100 PODS")],
+                               title="8 GPUs: seconds per global step (first 30 min)", **MULTI_GRID)],
                         kind="step-time"),
-    "multi-gpu": Figure([Panel([(s.format(gpu="h100s"), lab) for s, lab in MULTI], base=None, xs=TIME_ONLY,
-                               title="8 x H100, Qwen2.5-3B, GSM8K"),
-                         Panel([(s.format(gpu="a100s"), lab) for s, lab in MULTI], base=None, xs=TIME_ONLY,
-                               title="8 x A100, Qwen2.5-7B, GSM8K")]),
+    "multi-gpu": Figure([Panel([(s.format(gpu="h100s"), lab) for s, lab in MULTI], title="8 x H100, Qwen2.5-3B, GSM8K",
+                               **MULTI_GRID),
+                         Panel([(s.format(gpu="a100s"), lab) for s, lab in MULTI], title="8 x A100, Qwen2.5-7B, GSM8K",
+                               **MULTI_GRID)]),
     "multi-gpu-lengths": Figure([Panel([(s.format(gpu="h100s"), lab) for s, lab in MULTI], metric="lengths",
-                                       base=None, xs=TIME_ONLY, title="8 x H100: completion length"),
+                                       title="8 x H100: completion length", **MULTI_GRID),
                                  Panel([(s.format(gpu="a100s"), lab) for s, lab in MULTI], metric="lengths",
-                                       base=None, xs=TIME_ONLY, title="8 x A100: completion length")]),
+                                       title="8 x A100: completion length", **MULTI_GRID)]),
 }
 
 
@@ -91,7 +96,7 @@ def _curves(p: Panel, results: Path, irregular: str, csv_time_unit: str):
 
 
 def draw_figure(name: str, results: str | Path, out: str | Path, *, irregular: str = "align",
-                csv_time_unit: str = "minutes") -> list[Path]:
+                csv_time_unit: str = "seconds") -> list[Path]:
     """Draw one paper figure from the results folder; returns the written PNG and PDF paths."""
     if name not in FIGURES:
         raise ValueError(f"unknown figure {name!r}; valid: {sorted(FIGURES)}")
@@ -99,8 +104,9 @@ def draw_figure(name: str, results: str | Path, out: str | Path, *, irregular: s
     if fig_spec.kind == "step-time":
         fig, axes = new_figure(len(fig_spec.panels), width=6.0)
         for ax, p in zip(axes, fig_spec.panels):
-            vals = [np.array([paper_step_seconds(r) for r in load_setting(
-                s, results, hours_per_checkpoint=p.hours_per_checkpoint, irregular=irregular)]) for s, _ in p.settings]
+            vals = [np.array([paper_step_seconds(r, p.max_hours) for r in load_setting(
+                s, results, hours_per_checkpoint=p.hours_per_checkpoint, irregular=irregular,
+                csv_time_unit=csv_time_unit)]) for s, _ in p.settings]
             draw_bars(ax, [lab for _, lab in p.settings], vals, title=p.title)
         return save(fig, out, name)
     n_axes = sum(len(p.xs) for p in fig_spec.panels)
@@ -109,9 +115,6 @@ def draw_figure(name: str, results: str | Path, out: str | Path, *, irregular: s
     for p in fig_spec.panels:
         curves = _curves(p, results, irregular, csv_time_unit)
         for x in p.xs:
-            csv = ":" in p.settings[0][0]  # multi-GPU exports: show eval/time in its own unit
-            draw_curves(axes[i], curves, x=x, metric=p.metric, title=p.title,
-                        time_unit=csv_time_unit if csv else "hours",
-                        time_label=f"training time (eval/time, {csv_time_unit})" if csv else None)
+            draw_curves(axes[i], curves, x=x, metric=p.metric, title=p.title, time_unit=p.time_unit)
             i += 1
     return save(fig, out, name)

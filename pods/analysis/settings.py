@@ -35,7 +35,7 @@ def find_run_dirs(spec: str, results: str | Path | None, marker: str = RUN_FILE)
 
 
 def load_setting(spec: str, results: str | Path | None = None, *, hours_per_checkpoint: float = 0.5,
-                 irregular: str = "align", csv_time_unit: str = "minutes", results_file: str = RUN_FILE) -> list[Run]:
+                 irregular: str = "align", csv_time_unit: str = "seconds", results_file: str = RUN_FILE) -> list[Run]:
     """All runs of one setting (see module docstring for what `spec` may be); run directories are read
     from their `results_file` (evaluate-run.py's eval_results.json unless told otherwise)."""
     res = Path(results) if results is not None else None

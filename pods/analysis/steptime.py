@@ -7,7 +7,8 @@
   (a timer absent from a record counts 0 s, e.g. time/checkpoint). Timers named like a total
   (`time/step*`, `time/total*`) are reported, not stacked as phases.
 - The paper's files: checkpoints are every hours_per_checkpoint of wall-clock, so seconds/step of a
-  run = its last checkpoint's hours * 3600 / its step (steps/hour = the inverse).
+  run = its last checkpoint's hours * 3600 / its step (steps/hour = the inverse); the multi-GPU CSVs:
+  seconds at the last evaluation within the horizon / global steps (logged step / gradient accumulation).
 
 Use: `run_step_seconds(Path("checkpoints/demo-pods"))` -> {"total": 0.13, "time/generate": 0.05, ...}.
 """
@@ -15,6 +16,7 @@ Use: `run_step_seconds(Path("checkpoints/demo-pods"))` -> {"total": 0.13, "time/
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -72,8 +74,15 @@ def phases(step_seconds: dict[str, float]) -> dict[str, float]:
     return {k: v for k, v in step_seconds.items() if k != "total" and not k.startswith(TOTAL_PREFIXES)}
 
 
-def paper_step_seconds(run: Run) -> float:
-    """Seconds per step of a paper run: training seconds at its last checkpoint / its step."""
-    if not np.isfinite(run.steps[-1]) or run.steps[-1] <= 0:
-        raise ValueError(f"run {run.name}: no step number at its last checkpoint")
-    return float(run.hours[-1] * 3600.0 / run.steps[-1])
+def paper_step_seconds(run: Run, max_hours: float | None = None) -> float:
+    """Seconds per step of a paper run: training seconds at its last checkpoint (up to max_hours) / its
+    step. Multi-GPU CSV runs count global steps: logged step / gradient accumulation (`-ga<k>` in the name)."""
+    ok = np.isfinite(run.steps) & (run.steps > 0)
+    if max_hours is not None:
+        ok &= run.hours <= max_hours + 1e-6
+    if not ok.any():
+        raise ValueError(f"run {run.name}: no checkpoint with a step number" + (f" by {max_hours} h" if max_hours else ""))
+    i = int(np.nonzero(ok)[0][-1])
+    ga = re.search(r"-ga(\d+)", run.name) if "time_unit" in run.meta else None
+    steps = run.steps[i] / (int(ga.group(1)) if ga else 1)
+    return float(run.hours[i] * 3600.0 / steps)

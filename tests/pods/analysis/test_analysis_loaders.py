@@ -115,11 +115,12 @@ def test_csv_settings(tmp_path):
     assert setting_of("GRPO-s25-p8-n128-m32-ga4") == "GRPO-p8-n128-m32-ga4"
     runs = load_csv_setting(tmp_path, "h", "n32")
     assert [r.name for r in runs] == ["G-s1-n32-m32", "G-s2-n32-m32"]
-    assert runs[0].hours.tolist() == [0.5, 1.0] and runs[1].hours.tolist() == [0.75, 1.5]  # minutes -> hours
+    assert runs[0].hours == pytest.approx([30 / 3600, 60 / 3600])  # eval/time in seconds -> hours
+    assert runs[1].hours == pytest.approx([45 / 3600, 90 / 3600])
     assert runs[1].metric("gsm8k", "ans_acc").tolist() == [0.2, 0.6]
     assert runs[0].steps.tolist() == [10, 20]
-    secs = load_setting("h:n32", tmp_path, csv_time_unit="seconds")
-    assert secs[0].hours == pytest.approx([30 / 3600, 60 / 3600])
+    mins = load_setting("h:n32", tmp_path, csv_time_unit="minutes")
+    assert mins[0].hours.tolist() == [0.5, 1.0]
     with pytest.raises(ValueError, match="matches"):
         load_csv_setting(tmp_path, "h", "m32")  # ambiguous: both settings contain it
     assert np.isnan(runs[0].steps).sum() == 0

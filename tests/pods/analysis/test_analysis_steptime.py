@@ -40,3 +40,12 @@ def test_total_from_timers_without_elapsed(tmp_path):
 def test_paper_step_seconds():
     r = Run("x", "S", np.array([0.5, 6.0]), np.array([100.0, 2400.0]), {})
     assert paper_step_seconds(r) == pytest.approx(9.0)  # 6 h * 3600 s / 2400 steps
+
+
+def test_step_seconds_within_horizon_and_global_steps_for_csv_runs():
+    r = Run("x", "S", np.array([0.25, 0.5, 0.75]), np.array([100.0, 200.0, 300.0]), {})
+    assert paper_step_seconds(r, max_hours=0.5) == pytest.approx(9.0)  # 1800 s / 200 steps
+    csv = Run("G-s1-p8-n32-m32-ga16", "h:x", np.array([0.5]), np.array([160.0]), {}, meta={"time_unit": "seconds"})
+    assert paper_step_seconds(csv) == pytest.approx(180.0)  # 1800 s / (160 / 16) global steps
+    with pytest.raises(ValueError, match="by 0.1 h"):
+        paper_step_seconds(r, max_hours=0.1)
