@@ -59,13 +59,30 @@ def train_command(args, method: str, seed: int, model_dir: Path) -> list[str]:
             f"output_root={args.out}", f"run_name={run_name(method, seed)}"]
 
 
-def eval_command(args, run_dir: Path, greedy: bool) -> list[str]:
-    cmd = [sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={run_dir}", "max_tokens=8", "seed=1234",
-           "batch_size=2000", "base=true", "examples=3",
-           f"datasets=[{{name:arithmetic,limit:{args.eval_size},format_reward:null}}]"]
+def eval_overrides(args, run_dir: Path, greedy: bool) -> list[str]:
+    """config/evaluate.yaml overrides of the sampled (eval_results.json) or greedy (eval_greedy.json) sweep."""
+    ov = [f"run_dir={run_dir}", "max_tokens=6", "seed=1234", "batch_size=2000", "base=true", "examples=3",
+          f"datasets=[{{name:arithmetic,limit:{args.eval_size},format_reward:null}}]"]
     if greedy:
-        return cmd + ["temperature=0", "repeats=1", f"output={run_dir / METRICS['greedy'][0]}"]
-    return cmd + ["temperature=1.0", f"repeats={args.draws}"]
+        return ov + ["temperature=0", "repeats=1", f"output={run_dir / METRICS['greedy'][0]}"]
+    return ov + ["temperature=1.0", f"repeats={args.draws}"]
+
+
+def eval_command(args, run_dir: Path) -> list[str]:
+    """One process evaluating both sweeps of a run (saves a second start-up of torch/transformers)."""
+    return [sys.executable, str(Path(__file__).resolve()), "--evaluate-run", str(run_dir), "--eval-size",
+            str(args.eval_size), "--draws", str(args.draws)]
+
+
+def evaluate_both(args, run_dir: Path) -> None:
+    from hydra import compose, initialize_config_dir
+
+    from pods.evaluation import evaluate_run
+
+    for greedy in (False, True):
+        with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
+            cfg = compose(config_name="evaluate", overrides=eval_overrides(args, run_dir, greedy))
+        evaluate_run(run_dir, cfg)
 
 
 def run_logged(cmd: list[str], log: Path) -> dict:
@@ -93,12 +110,23 @@ def do_run(args, method: str, seed: int, model_dir: Path, lock: threading.Lock, 
         t = run_logged(train_command(args, method, seed, model_dir), log)
         with lock:
             timings[run_name(method, seed)] = {"train": t}
-    for greedy in (False, True):
-        print(f"[{time.strftime('%H:%M:%S')}] evaluate {run_name(method, seed)} ({'greedy' if greedy else 'sampled'})",
-              flush=True)
-        t = run_logged(eval_command(args, run_dir, greedy), log)
-        with lock:
-            timings.setdefault(run_name(method, seed), {})["eval_greedy" if greedy else "eval_sampled"] = t
+            save_timings(args, timings)
+    print(f"[{time.strftime('%H:%M:%S')}] evaluate {run_name(method, seed)}", flush=True)
+    t = run_logged(eval_command(args, run_dir), log)
+    with lock:
+        timings.setdefault(run_name(method, seed), {})["eval"] = t
+        save_timings(args, timings)
+
+
+def save_timings(args, timings: dict) -> None:
+    """Merge this invocation's wall/CPU seconds into <out>/timings.json (a resumed run: its last part)."""
+    path = args.out / "timings.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    for k, v in timings.items():
+        old.setdefault(k, {}).update(v)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(old, indent=1))
+    os.replace(tmp, path)
 
 
 def train_all(args) -> None:
@@ -124,11 +152,6 @@ def train_all(args) -> None:
     threads = [threading.Thread(target=worker) for _ in range(args.parallel)]
     [t.start() for t in threads]
     [t.join() for t in threads]
-    path = args.out / "timings.json"
-    old = json.loads(path.read_text()) if path.exists() else {}
-    for k, v in timings.items():
-        old.setdefault(k, {}).update(v)
-    path.write_text(json.dumps(old, indent=1))
     if errors:
         raise SystemExit("failed runs:\n  " + "\n  ".join(errors))
 
@@ -226,11 +249,14 @@ def main(argv=None) -> None:
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     p.add_argument("--eval-every", type=int, default=25, help="steps between checkpoints (evaluated)")
     p.add_argument("--eval-size", type=int, default=2000, help="held-out problems per evaluation")
-    p.add_argument("--draws", type=int, default=4, help="samples per problem for sampled pass@1")
+    p.add_argument("--draws", type=int, default=2, help="samples per problem for sampled pass@1")
     p.add_argument("--parallel", type=int, default=2, help="runs at once (one torch thread each)")
     p.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "demo-compare")
     p.add_argument("--report-only", action="store_true", help="skip training/evaluation; redraw and report")
+    p.add_argument("--evaluate-run", type=Path, help=argparse.SUPPRESS)  # internal: evaluate one run dir
     args = p.parse_args(argv)
+    if args.evaluate_run:
+        return evaluate_both(args, args.evaluate_run)
     if args.steps % args.eval_every:
         p.error("--steps must be a multiple of --eval-every")
     args.out = args.out.resolve()

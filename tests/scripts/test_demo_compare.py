@@ -58,7 +58,8 @@ def test_commands_share_prompt_stream_and_warm_start(tmp_path):
         assert "rl.max_steps=100" in cmd and "rl.save_steps=25" in cmd and f"run_name={m}-seed7" in cmd
     assert "rl.n=16" in cmds["grpo"] and "rl.rule=none" in cmds["grpo"]
     assert "rl.rule=random" in cmds["random"] and "rl.n=64" in cmds["random"]
-    sampled, greedy = dc.eval_command(args, tmp_path, False), dc.eval_command(args, tmp_path, True)
+    sampled, greedy = dc.eval_overrides(args, tmp_path, False), dc.eval_overrides(args, tmp_path, True)
+    assert "--evaluate-run" in dc.eval_command(args, tmp_path)
     assert "repeats=3" in sampled and "temperature=1.0" in sampled and "seed=1234" in sampled
     assert "temperature=0" in greedy and any(a.endswith("eval_greedy.json") for a in greedy)
     assert any("limit:300" in a for a in sampled)
