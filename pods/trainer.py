@@ -137,7 +137,7 @@ def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> dict:
                 ref = policy.token_logprobs(p, c, reference=True)[0]
         logp, mask = policy.token_logprobs(p, c)
         old = old_logp[i] if old_logp is not None else None
-        loss, m = policy_loss(logp, old, adv[s:s + mb], mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
+        loss, m = policy_loss(logp, old, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
                               epsilon_high=rl.epsilon_high, aggregation=rl.aggregation, denominator=denom)
         loss.backward()
         sums["loss"] += float(loss.detach())

@@ -18,8 +18,10 @@ the adapter), full-parameter training when rank is 0 (`policy/` holds the whole 
 
 from __future__ import annotations
 
-import copy
 import contextlib
+import copy
+import importlib.util
+import warnings
 from pathlib import Path
 
 import torch
@@ -67,7 +69,9 @@ def load_base_model(model_cfg, tokenizer, device: torch.device):
     kwargs = {}
     if device.type == "cuda":
         kwargs["dtype"] = "auto" if model_cfg.dtype == "auto" else DTYPES[model_cfg.dtype]
-        if model_cfg.load_in_4bit:
+        if model_cfg.load_in_4bit and importlib.util.find_spec("bitsandbytes") is None:
+            warnings.warn("model.load_in_4bit needs bitsandbytes (`uv sync --extra gpu`); loading unquantized")
+        elif model_cfg.load_in_4bit:
             from transformers import BitsAndBytesConfig
 
             kwargs["quantization_config"] = BitsAndBytesConfig(
@@ -174,7 +178,7 @@ def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | Non
     if lora:
         from peft import LoraConfig, get_peft_model
 
-        if getattr(model, "is_loaded_in_4bit", False):
+        if getattr(model, "is_loaded_in_4bit", False) or getattr(model, "hf_quantizer", None) is not None:
             from peft import prepare_model_for_kbit_training
 
             model = prepare_model_for_kbit_training(model, cfg.model.gradient_checkpointing)
@@ -223,10 +227,11 @@ class HFGenerator:
         from transformers import GenerationConfig
 
         tok, model, eos = self.policy.tokenizer, self.policy.model, self._eos_ids()
-        gen_cfg = GenerationConfig(
-            do_sample=sampling.temperature > 0, temperature=sampling.temperature or 1.0,
-            top_p=sampling.top_p, top_k=0, repetition_penalty=1.0, max_new_tokens=sampling.max_tokens,
-            pad_token_id=tok.pad_token_id, eos_token_id=eos)
+        # explicit settings, never the model's generation_config.json (Qwen's sets top_k, repetition_penalty)
+        sample = {"temperature": sampling.temperature, "top_p": sampling.top_p, "top_k": 0} if sampling.temperature > 0 else {}
+        gen_cfg = GenerationConfig(do_sample=sampling.temperature > 0, repetition_penalty=1.0,
+                                   max_new_tokens=sampling.max_tokens, pad_token_id=tok.pad_token_id,
+                                   eos_token_id=eos, **sample)
         flat = [p for p in prompts for _ in range(n)]  # [G * n], group-major
         size = self.batch_size or len(flat)
         was_training = model.training
