@@ -170,6 +170,21 @@ def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tens
     return row
 
 
+def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, norms) -> dict:
+    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k]."""
+    lengths = rollouts.completion_lengths()  # [G, n]
+    row = _group_stats("reward", total, per_fn, correct, lengths)
+    row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
+                            {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
+                            correct.gather(1, kept_idx), lengths.gather(1, kept_idx)))
+    row["completion_length/max"] = float(lengths.max())
+    row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
+    for key in stats[0]:  # averaged over the optimizer steps of this training step (GRPO-GA: n/m)
+        row[key] = sum(s[key] for s in stats) / len(stats)
+    row["grad_norm"] = sum(norms) / len(norms)
+    return row
+
+
 def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     """Run (or resume) training per `cfg`; return the run directory."""
     from pods import backends
@@ -233,7 +248,8 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 else:
                     idxs = [select(total, m, rl.rule, generator=gens["select"])]  # [G, m]
                     advs = [group_advantages(total.gather(1, idxs[0]), scale_std=rl.scale_std)]  # [G, m]
-            policy.train()
+            if hasattr(policy, "train"):
+                policy.train()
             stats, norms = [], []
             with timers("old_logprobs"):  # GRPO-GA: ratios after the first optimizer step need them
                 olds = [None] + [old_logprobs(policy, rollouts.select(i), cfg) for i in idxs[1:]]
@@ -250,21 +266,9 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
             step, position = step + 1, position + B
             step_seconds = clock() - start
             elapsed += step_seconds
-            kept_idx = torch.cat(idxs, 1)  # [G, m * chunks]
-            acc = per_fn[acc_name] > 0
-            lengths = rollouts.completion_lengths()  # [G, n]
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
-                   "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg}
-            row.update(_group_stats("reward", total, per_fn, acc, lengths))
-            row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
-                                    {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
-                                    acc.gather(1, kept_idx), lengths.gather(1, kept_idx)))
-            row["completion_length/max"] = float(lengths.max())
-            row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
-            for key in stats[0]:
-                row[key] = sum(s[key] for s in stats) / len(stats)
-            row["grad_norm"] = sum(norms) / len(norms)
-            row["lr"] = scheduler.get_last_lr()[0]
+                   "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg, "lr": scheduler.get_last_lr()[0],
+                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, torch.cat(idxs, 1), stats, norms)}
             if on_step is not None:
                 row.update(on_step(row, policy, generator) or {})
             stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)
