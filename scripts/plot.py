@@ -42,7 +42,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("paper", help="the paper's figures from its results folder")
     _common(p)
@@ -66,7 +67,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="bar label per --setting")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
-    p.add_argument("--max-hours", type=hours_arg, default=None, help="paper files / CSVs: use the last checkpoint by then")
+    p.add_argument("--max-hours", type=hours_arg, default=None,
+                   help="paper files / CSVs: use the last checkpoint by then")
     p.add_argument("--name", default="step-time")
     sub.add_parser("list", help="print the paper figure names")
     return ap.parse_args(argv)
@@ -103,8 +105,8 @@ def cmd_step_time(args) -> list[Path]:
             names = sorted({k for d in per_run for k in phases(d)})
             stacks.append({k: float(np.mean([d.get(k, 0.0) for d in per_run])) for k in names})
         else:  # paper files: hours at the last checkpoint / its step
-            runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular,
-                                csv_time_unit=args.csv_time_unit)
+            runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,
+                                irregular=args.irregular, csv_time_unit=args.csv_time_unit)
             values.append(np.array([paper_step_seconds(r, args.max_hours) for r in runs]))
             stacks.append({})
     fig, axes = new_figure(1, width=max(5.0, 0.8 * len(values) + 2))

@@ -28,7 +28,8 @@ from pods.analysis.speedup import speedup  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[1],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--results", default=".", help="folder with <prefix>-Run<k>.json files, CSVs or run directories")
     p.add_argument("--baseline", required=True, help="baseline SETTING")
     p.add_argument("--method", action="append", required=True, help="method SETTING (repeatable)")
@@ -67,7 +68,8 @@ def table(rows: list[dict]) -> str:
         lines.append(" | ".join([
             r["method"], f"{_fmt(r['method_peak'])} ({_fmt(r['method_peak_hours'], 2)})",
             f"{_fmt(r['baseline_peak'])} ({_fmt(r['baseline_peak_hours'], 2)})",
-            _fmt(r["method_hours_to_baseline_peak"], 2), _fmt(r["speedup_exact"], 2), _fmt(r["speedup_exact_interp"], 2),
+            _fmt(r["method_hours_to_baseline_peak"], 2), _fmt(r["speedup_exact"], 2),
+            _fmt(r["speedup_exact_interp"], 2),
             _fmt(r["ci95_exact"]), _fmt(r["speedup_99"], 2), _fmt(r["speedup_99_interp"], 2), _fmt(r["ci95_99"])]))
     return "\n".join(lines)
 

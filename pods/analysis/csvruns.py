@@ -66,7 +66,8 @@ def load_csv_setting(results: str | Path, stem: str, pattern: str, time_unit: st
         raise ValueError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_UNITS)}")
     files = {suffix: results / f"{stem}-{suffix}.csv" for suffix in CSV_METRICS}
     if not files["acc"].is_file():
-        raise ValueError(f"no {files['acc']}; multi-GPU settings are '<stem>:<pattern>' with <stem>-acc.csv in --results")
+        raise ValueError(f"no {files['acc']}; multi-GPU settings are '<stem>:<pattern>' "
+                         "with <stem>-acc.csv in --results")
     tables = {suffix: _read(p) for suffix, p in files.items() if p.is_file()}
     settings = sorted({setting_of(r) for r in tables["acc"]})
     match = [s for s in settings if s == pattern] or [s for s in settings if pattern in s]

@@ -4,7 +4,8 @@ If all runs' checkpoint times lie on one grid (the paper's, a missing checkpoint
 stacked as they are; otherwise
 (our runs, the multi-GPU CSVs) each run is linearly interpolated onto a common grid (the mean
 checkpoint times when all runs have the same count, else a uniform grid from the median first to the
-median last checkpoint time, so at least half of the runs cover every point), missing outside its own span. A base run adds a t = 0, step 0 point to every run.
+median last checkpoint time, so at least half of the runs cover every point), missing outside its
+own span. A base run adds a t = 0, step 0 point to every run.
 
 Use: `c = setting_curve(runs, "gsm8k", "ans_acc", base=base_run)`; `c.hours`, `c.mean`, `c.lo`, `c.hi`.
 """
@@ -121,8 +122,8 @@ def setting_curve(runs: list[Run], dataset: str, metric: str, *, base: Run | Non
         raise ValueError(f"setting {runs[0].setting}: no run has {dataset}/{metric}; "
                          f"the first has {({d: sorted(m) for d, m in runs[0].data.items()})}")
     if len(have) < len(runs):
-        warnings.warn(f"setting {runs[0].setting}: {len(runs) - len(have)} runs lack {dataset}/{metric} and are left out: "
-                      + ", ".join(r.name for r in runs if r not in have), stacklevel=2)
+        warnings.warn(f"setting {runs[0].setting}: {len(runs) - len(have)} runs lack {dataset}/{metric} "
+                      "and are left out: " + ", ".join(r.name for r in runs if r not in have), stacklevel=2)
     runs = have
     grid, exact = common_grid(runs)
     fit = _place if exact else _interp_at

@@ -56,7 +56,8 @@ class Run:
         if dataset not in self.data:
             raise ValueError(f"run {self.name}: no dataset {dataset!r}; it has {sorted(self.data)}")
         if metric not in self.data[dataset]:
-            raise ValueError(f"run {self.name}: no metric {metric!r} for {dataset}; it has {sorted(self.data[dataset])}")
+            raise ValueError(f"run {self.name}: no metric {metric!r} for {dataset}; "
+                             f"it has {sorted(self.data[dataset])}")
         vals = self.data[dataset][metric]  # [C, R]
         ok = np.isfinite(vals)
         n = ok.sum(axis=1)

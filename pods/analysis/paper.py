@@ -66,10 +66,12 @@ FIGURES: dict[str, Figure] = {
                        Panel(LLAMA, metric="lengths", title="Llama GSM8K", xs=TIME_ONLY, **LLAMA_GRID)]),
     "step-time": Figure([Panel([(Q + f"{n}-16", f"{n}-16") for n in (16, 32, 64, 128, 256)]
                                + [(Q + f"64-{m}", f"64-{m}") for m in (8, 4, 2)]
-                               + [("Instruct-GSM8K-MaxR-512-64-16", "MaxR 64-16"), ("Instruct-GSM8K-Rand-512-64-16", "Rand 64-16")]
+                               + [("Instruct-GSM8K-MaxR-512-64-16", "MaxR 64-16"),
+                                  ("Instruct-GSM8K-Rand-512-64-16", "Rand 64-16")]
                                + [(MATH[0][0], "MATH 8-8"), (MATH[1][0], "MATH 32-8")],
                                title="seconds per step (single L40S, from checkpoint steps)"),
-                         Panel([(LLAMA[0][0], "Llama 16-16"), (LLAMA[1][0], "Llama 64-16")], title="Llama", **LLAMA_GRID),
+                         Panel([(LLAMA[0][0], "Llama 16-16"), (LLAMA[1][0], "Llama 64-16")], title="Llama",
+                               **LLAMA_GRID),
                          Panel([("h100s:n32-m32-ga16", "H100 GRPO-GA"), ("h100s:n128-m32-ga4", "H100 PODS"),
                                 ("a100s:n32-m32-ga16", "A100 GRPO-GA"), ("a100s:n128-m32-ga4", "A100 PODS")],
                                title="8 GPUs: seconds per global step (first 30 min)", **MULTI_GRID)],

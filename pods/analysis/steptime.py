@@ -81,7 +81,8 @@ def paper_step_seconds(run: Run, max_hours: float | None = None) -> float:
     if max_hours is not None:
         ok &= run.hours <= max_hours + 1e-6
     if not ok.any():
-        raise ValueError(f"run {run.name}: no checkpoint with a step number" + (f" by {max_hours} h" if max_hours else ""))
+        by = f" by {max_hours} h" if max_hours else ""
+        raise ValueError(f"run {run.name}: no checkpoint with a step number{by}")
     i = int(np.nonzero(ok)[0][-1])
     ga = re.search(r"-ga(\d+)", run.name) if "time_unit" in run.meta else None
     steps = run.steps[i] / (int(ga.group(1)) if ga else 1)

@@ -33,7 +33,8 @@ def make_runs(root: Path):
                 data[f"checkpoint-{s}"] = {"step": s, "elapsed_seconds": 4.0 * s + seed,
                                            "gsm8k": {"ans_acc": [y, y + 0.02], "lengths": [30.0, 31.0]}}
             (d / "eval_results.json").write_text(json.dumps(data))
-            recs = [{"step": s, "elapsed_seconds": 0.1 * s, "time/generate": gen, "time/update": 0.08} for s in range(1, 76)]
+            recs = [{"step": s, "elapsed_seconds": 0.1 * s, "time/generate": gen, "time/update": 0.08}
+                    for s in range(1, 76)]
             (d / "metrics.jsonl").write_text("\n".join(json.dumps(r) for r in recs) + "\n")
 
 

@@ -55,7 +55,8 @@ def test_json_keys_values_and_not_reached(tmp_path, capsys):
                              "--max-hours", "1.0", "--bootstrap", "0"])
     assert rows[0]["speedup_exact"] == pytest.approx(1.0) and rows[0]["ci95_exact"] is None
     assert rows[0]["speedup_exact_interp"] == pytest.approx(1.0 / (0.5 + 0.5 * 0.1 / 0.22))
-    assert speedup.main(["--results", str(tmp_path), "--baseline", "G-16-16", "--method", "slow", "--bootstrap", "0"]) == 0
+    argv = ["--results", str(tmp_path), "--baseline", "G-16-16", "--method", "slow", "--bootstrap", "0"]
+    assert speedup.main(argv) == 0
     assert "not reached" in capsys.readouterr().out
 
 
@@ -75,7 +76,8 @@ def test_run_directories_as_settings(tmp_path, capsys):
     assert rows[0]["speedup_exact"] == pytest.approx(1.5)
     rows = run_json(capsys, ["--results", str(tmp_path), "--baseline", "grpo", "--method", "pods", "--bootstrap", "0",
                              "--results-file", "eval_greedy.json"])
-    assert rows[0]["baseline_peak"] == pytest.approx(1.0) and rows[0]["method_hours_to_baseline_peak"] == pytest.approx(1 / 3)
+    assert rows[0]["baseline_peak"] == pytest.approx(1.0)
+    assert rows[0]["method_hours_to_baseline_peak"] == pytest.approx(1 / 3)
 
 
 def test_errors_are_clear(tmp_path, capsys):
