@@ -45,6 +45,9 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     """The preset merged with dot-list overrides, as plain containers; checks the top-level keys."""
     cfg = OmegaConf.merge(OmegaConf.load(path), OmegaConf.from_dotlist(list(overrides)))
     cfg = OmegaConf.to_container(cfg, resolve=True)
+    for key, value in cfg.get("trl", {}).items():  # YAML reads a bare `no` as false: trl.eval_strategy=no
+        if key.endswith("_strategy") and value is False:
+            cfg["trl"][key] = "no"
     if cfg.get("algorithm") not in ALGORITHMS:
         raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {cfg.get('algorithm')!r}")
     for key in ("model", "dataset", "eval", "rewards", "accuracy_reward", "trl"):

@@ -21,6 +21,7 @@ def test_preset_checks():
     cfg = train_trl.load_preset(TINY, ["trl.max_steps=7"])
     assert cfg["trl"]["max_steps"] == 7 and cfg["algorithm"] == "pods"
     assert train_trl.run_name(cfg) == "trl-pods-n4-m2-ga1-s0"
+    assert train_trl.load_preset(TINY, ["trl.eval_strategy=no"])["trl"]["eval_strategy"] == "no"  # not False
     with pytest.raises(ValueError, match="pods, grpo_ga"):
         train_trl.load_preset(TINY, ["algorithm=ppo"])
     with pytest.raises(ValueError, match="not among the rewards"):

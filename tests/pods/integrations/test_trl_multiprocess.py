@@ -17,6 +17,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -66,10 +67,12 @@ def _worker(out: Path):
         trainer = Recorder(model=model, reward_funcs=[reward_fn], args=args, processing_class=tok,
                            train_dataset=Dataset.from_dict({"prompt": [f"{i}*{i}=" for i in range(48)]}))
         holder["trainer"], trainer.rounds = trainer, []
+        start = time.perf_counter()
         trainer.train()
+        seconds = time.perf_counter() - start
         params = list(trainer.model.parameters())
         report[name] = dict(rounds=trainer.rounds, changed=all(not torch.equal(b, p.detach()) for b, p in zip(before, params)),
-                            checksum=sum(p.detach().double().sum().item() for p in params))
+                            checksum=sum(p.detach().double().sum().item() for p in params), train_seconds=seconds)
     rank = int(os.environ.get("RANK", "0"))
     (out / f"rank{rank}.json").write_text(json.dumps(report))
 
@@ -119,6 +122,7 @@ def test_two_processes_select_per_group(ranks, phase):
 
 def test_two_processes_train_in_sync(ranks):
     for phase in PHASES:
+        print(f"phase {phase}: 2 steps in {ranks[0][phase]['train_seconds']:.2f} s (rank 0)")
         assert ranks[0][phase]["changed"] and ranks[1][phase]["changed"]
         assert ranks[0][phase]["checksum"] == pytest.approx(ranks[1][phase]["checksum"], rel=1e-9)
 
