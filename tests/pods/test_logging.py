@@ -1,6 +1,7 @@
 """pods.logging: phase timers, metrics.jsonl (append, truncate on resume), progress ETA."""
 
 import json
+import os
 
 import pytest
 
@@ -66,3 +67,19 @@ def test_progress_bar_shows_reward_accuracy_and_eta(capsys):
     bar.close()
     assert "reward=0.250" in text and "acc=0.125" in text and "eta=00:00:06" in text
     Progress(False, None, 10.0).update({"step": 1, "elapsed_seconds": 1.0})  # disabled: no-op
+
+
+@pytest.mark.slow
+def test_wandb_runs_offline_without_an_api_key(tmp_path, monkeypatch):
+    from omegaconf import OmegaConf
+
+    monkeypatch.delenv("WANDB_MODE", raising=False)
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    cfg = OmegaConf.create({"logging": {"wandb": True, "project": "pods-test", "entity": None}, "rl": {"n": 4}})
+    (tmp_path / "run").mkdir()
+    log = MetricsLogger(tmp_path / "run", cfg)
+    log.log({"step": 1, "reward/total": 0.5})
+    log.close()
+    assert os.environ["WANDB_MODE"] == "offline"
+    assert list((tmp_path / "run" / "wandb").glob("offline-run-*"))
+    assert [r["step"] for r in read_metrics(tmp_path / "run")] == [1]
