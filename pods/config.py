@@ -29,6 +29,7 @@ SAVE_STRATEGIES = ("time", "steps")
 OPTIMIZERS = ("adamw", "adamw_8bit")
 SCHEDULERS = ("constant", "linear", "cosine")
 GPU_ONLY_BACKENDS = ("unsloth", "vllm")  # vllm is allowed on CPU only when a (CPU) vllm is importable
+DTYPES = ("float32", "bfloat16", "float16")
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
 
 
@@ -281,10 +282,25 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         if not has_cuda and not cpu_vllm:
             p.append(f"backend {name!r} needs a CUDA GPU and none is available; use backend=hf, or "
                      + DEMO_HINT)
+    if model.dtype not in ("auto", *DTYPES):
+        p.append(f"unknown model.dtype {model.dtype!r}; valid: auto, {', '.join(DTYPES)}")
+    p += _check_dataset(data)
     if model.name == "tiny" and model.tiny.arch not in ("qwen2", "llama"):
         p.append(f"unknown model.tiny.arch {model.tiny.arch!r}; valid: qwen2, llama")
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+
+
+def _check_dataset(data) -> list[str]:
+    """Dataset name and prompt style must be known to pods.data."""
+    from pods import data as registry
+
+    problems = []
+    if data.name not in registry.DATASETS:
+        problems.append(f"unknown dataset.name {data.name!r}; valid: {', '.join(sorted(registry.DATASETS))}")
+    if data.prompt_style not in registry.STYLES:
+        problems.append(f"unknown dataset.prompt_style {data.prompt_style!r}; valid: {', '.join(registry.STYLES)}")
+    return problems
 
 
 def _check_rewards(data) -> list[str]:

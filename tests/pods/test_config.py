@@ -11,6 +11,7 @@ from pods import config as pc
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from trainer_helpers import CONFIG_DIR, compose_cfg  # noqa: E402
 
+REAL_REWARD_CHECK = pc._check_rewards  # the autouse fixture below replaces it for speed and isolation
 PRESETS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
 
 
@@ -74,6 +75,9 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.algorithm=sgd"], "unknown rl.algorithm"),
     (["dataset.path=/nonexistent/train.jsonl"], "dataset.path /nonexistent/train.jsonl does not exist"),
     (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
+    (["dataset.name=gsm9k"], "unknown dataset.name 'gsm9k'; valid: "),
+    (["dataset.prompt_style=chat"], "unknown dataset.prompt_style 'chat'"),
+    (["model.dtype=int3"], "unknown model.dtype 'int3'"),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):
     assert message in errors(compose_cfg(overrides), cuda=False)
@@ -135,3 +139,12 @@ def test_output_dir_with_a_different_run_is_refused(tmp_path):
     other = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
     with pytest.raises(pc.ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)"):
         pc.check_run_dir(other, run)
+
+
+@pytest.mark.parametrize("preset", ["gsm8k_main", "math_main", "demo"])
+def test_reward_names_exist_in_the_registry(preset):
+    assert REAL_REWARD_CHECK(compose_cfg([f"experiment={preset}"]).dataset) == []
+    bad = compose_cfg(["dataset.rewards=[{name: nope, weight: 1.0}]", "dataset.accuracy_reward=gsm8k"]).dataset
+    problems = " ".join(REAL_REWARD_CHECK(bad))
+    assert "nope" in problems and "arithmetic" in problems  # names the valid rewards
+    assert "dataset.accuracy_reward 'gsm8k' is not one of dataset.rewards ['nope']" in problems
