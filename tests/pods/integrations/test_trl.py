@@ -20,7 +20,7 @@ if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interp
 
 from pods.advantages import group_advantages  # noqa: E402
 from pods.downsample import select  # noqa: E402
-from pods.integrations.trl import PODSConfig, PODSTrainer, grpo_ga_kwargs  # noqa: E402
+from pods.integrations.trl import PODSConfig, PODSTrainer, grpo_ga_kwargs, trl_reward_funcs  # noqa: E402
 
 N, M, PER_DEVICE, GA = 4, 2, 4, 2  # n generated, m kept; 4 generated per accumulation step, 2 steps
 
@@ -83,6 +83,19 @@ def test_trl_presets_are_pods_and_its_grpo_ga():
                                                           "algorithm": "pods"}
 
 
+def test_reward_adapter_takes_trl_calls():
+    funcs, weights = trl_reward_funcs([{"name": "arithmetic", "weight": 1.0}, {"name": "tags", "weight": 0.1}])
+    assert [f.__name__ for f in funcs] == ["arithmetic", "tags"] and weights == [1.0, 0.1]
+    trl_kwargs = dict(prompts=["1+2=", "1+2="], completion_ids=[[1], [2]], answer=["0003", "0003"], digits=[1, 1],
+                      trainer_state=None, log_extra=print, log_metric=print)
+    assert funcs[0](completions=["0003", "0004"], **trl_kwargs) == [1.0, 0.0]
+    chat = [[{"role": "assistant", "content": "0003"}], [{"role": "assistant", "content": "<think>x</think>"}]]
+    assert funcs[0](completions=chat, **trl_kwargs) == [1.0, 0.0]
+    assert funcs[1](completions=chat, **trl_kwargs) == [0.0, 0.5]
+    with pytest.raises(ValueError, match="'answer' column"):
+        funcs[0](completions=["1"], prompts=["p"])
+
+
 class _Recorder(PODSTrainer):
     """Records what the reward saw, what TRL logged, and every loss batch."""
 
@@ -90,12 +103,14 @@ class _Recorder(PODSTrainer):
         out = super()._generate_and_score_completions(inputs)
         if self.model.training:
             self.rounds.append(dict(logged=list(self._logs["rewards"]["reward_fn"])[-len(inputs):],
-                                    losses=[]))
+                                    losses=[], tokens=[], num_items=[]))
         return out
 
     def _compute_loss(self, model, inputs):
         ids = [tuple(r[m.bool()].tolist()) for r, m in zip(inputs["completion_ids"], inputs["completion_mask"])]
         self.rounds[-1]["losses"].append(list(zip(ids, inputs["advantages"].tolist())))
+        self.rounds[-1]["tokens"].append(int(inputs["completion_mask"].sum()))
+        self.rounds[-1]["num_items"].append(int(inputs["num_items_in_batch"]))
         return super()._compute_loss(model, inputs)
 
 
@@ -147,6 +162,13 @@ def test_kept_rollouts_are_select_of_logged_rewards(trained):
         trained_rows = Counter((ids, round(a, 4)) for batch in rnd["losses"] for ids, a in batch)
         assert trained_rows == expected
     assert trainer.pods_last_selection["local"]  # one process holds whole groups: no regrouping
+
+
+def test_token_count_is_of_the_kept_rollouts(trained):
+    trainer, _, _ = trained
+    assert trainer.args.loss_type == "dapo"  # TRL's default: normalised by num_items_in_batch
+    for rnd in trainer.rounds:  # the round's kept tokens, not the n generated
+        assert rnd["num_items"] == [sum(rnd["tokens"])] * len(rnd["tokens"])
 
 
 def test_parameters_change(trained):
