@@ -148,3 +148,17 @@ def test_reward_names_exist_in_the_registry(preset):
     problems = " ".join(REAL_REWARD_CHECK(bad))
     assert "nope" in problems and "arithmetic" in problems  # names the valid rewards
     assert "dataset.accuracy_reward 'gsm8k' is not one of dataset.rewards ['nope']" in problems
+
+
+@pytest.mark.parametrize("preset, key, values", [
+    ("gsm8k_main", "rl.n", "16,64"), ("n_scaling", "rl.n", "16,32,64,128,256"), ("m_scaling", "rl.m", "2,4,8,16"),
+    ("rules", "rule", "max_variance,max_reward,random"), ("math_main", "rl.n", "8,32"), ("llama_main", "rl.n", "16,64"),
+])
+def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, values):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
+        cfg = compose(config_name="train", overrides=[f"experiment={preset}"], return_hydra_config=True)
+    assert str(cfg.hydra.sweeper.params[key]) == values
+    for value in values.split(","):  # every swept setting is itself valid
+        pc.validate(compose_cfg([f"experiment={preset}", f"{key}={value}"]), cuda=True)
