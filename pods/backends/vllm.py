@@ -86,7 +86,8 @@ def check_head_size(model_config) -> None:
         raise ValueError(
             f"vLLM on CPU supports attention head sizes {CPU_HEAD_SIZES}, this model has {head} "
             f"(hidden {model_config.hidden_size} / {model_config.num_attention_heads} heads); for the tiny "
-            f"model set model.tiny.heads so that hidden / heads is one of them (e.g. hidden=64 heads=2)")
+            f"model set model.tiny.heads (the demo's warm start: warmstart.heads) so that hidden / heads "
+            f"is one of them, e.g. hidden=64 heads=2")
 
 
 class VLLMGenerator:
