@@ -132,9 +132,26 @@ def test_time_based_checkpoints_and_time_budget_with_a_fake_clock(tmp_path, monk
 
 
 def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monkeypatch):
-    run(tmp_path, monkeypatch, "rl.max_steps=1")
+    run_dir, rows, _ = run(tmp_path, monkeypatch, "rl.max_steps=1")
+    again_dir, again, spy = run(tmp_path, monkeypatch, "rl.max_steps=1")  # finished run: nothing to do
+    assert again_dir == run_dir and again == rows and spy.updates == []
+    _, longer, _ = run(tmp_path, monkeypatch, "rl.max_steps=2")  # a longer budget continues the run
+    assert [r["step"] for r in longer] == [1, 2] and longer[0] == rows[0]
     with pytest.raises(trainer.ConfigError, match="already holds a different run"):
         run(tmp_path, monkeypatch, "rl.max_steps=1", "rl.n=16")
+
+
+def test_warm_start_model_becomes_the_runs_base_model(tmp_path, monkeypatch, tiny_model_dir):
+    import pods.warmstart
+
+    seen = []
+    monkeypatch.setattr(pods.warmstart, "ensure_warmstart", lambda ws: seen.append(dict(ws)) or tiny_model_dir)
+    run_dir, rows, spy = run(tmp_path, monkeypatch, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
+    assert seen == [{"target_greedy": 0.1}]
+    from omegaconf import OmegaConf
+
+    assert OmegaConf.load(run_dir / "config.yaml").model.name == str(Path(tiny_model_dir).resolve())
+    assert type(spy.policy.model.get_base_model()).__name__ == "Qwen2ForCausalLM" and len(rows) == 1
 
 
 KILLER = """
