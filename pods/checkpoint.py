@@ -129,11 +129,11 @@ def load(checkpoint: Path, policy, optimizer=None, scheduler=None,
     """Restore policy weights, optimizer, scheduler and RNG states; return state.json."""
     checkpoint = Path(checkpoint)
     policy.load(checkpoint / "policy")
-    trainer = torch.load(checkpoint / "trainer.pt", weights_only=False)
+    trainer = torch.load(checkpoint / "trainer.pt", map_location="cpu", weights_only=False)
     if optimizer is not None and trainer["optimizer"] is not None:
         optimizer.load_state_dict(trainer["optimizer"])
     if scheduler is not None and trainer["scheduler"] is not None:
         scheduler.load_state_dict(trainer["scheduler"])
     if restore_rng:
-        set_rng_state(torch.load(checkpoint / "rng.pt", weights_only=False), generators)
+        set_rng_state(torch.load(checkpoint / "rng.pt", map_location="cpu", weights_only=False), generators)
     return read_state(checkpoint)
