@@ -163,8 +163,6 @@ class PODSMixin:
     """Down-sampling on top of a GRPOTrainer class (TRL's, or Unsloth's patched one)."""
 
     def _pods_setup(self):
-        if getattr(self.args, "pods_m", None) is None:
-            raise TypeError(f"{type(self).__name__} needs a PODSConfig (with pods_m), got {type(self.args).__name__}")
         if self.args.pods_m > self.num_generations:
             raise ValueError(f"pods_m={self.args.pods_m} exceeds num_generations={self.num_generations}")
         self._pods_round = 0  # generation rounds so far; seeds the `random` rule identically on all processes
@@ -319,6 +317,10 @@ def pods_trainer_class(base: type = GRPOTrainer) -> type:
 
     class _PODSTrainer(PODSMixin, base):
         def __init__(self, *args, **kwargs):
+            config = kwargs.get("args", args[2] if len(args) > 2 else None)
+            if getattr(config, "pods_m", None) is None:  # before the model loads
+                raise TypeError(f"PODS{base.__name__} needs args=PODSConfig(..., pods_m=m), got "
+                                f"{type(config).__name__}; for plain GRPO use trl.GRPOTrainer")
             super().__init__(*args, **kwargs)
             self._pods_setup()
 

@@ -56,6 +56,13 @@ def test_config_micro_batch_and_generation_batch(tmp_path):
         _config(tmp_path, num_generations=8, pods_m=2, per_device_train_batch_size=4, gradient_accumulation_steps=1)
 
 
+def test_trainer_needs_a_pods_config(tmp_path):
+    from trl import GRPOConfig
+
+    with pytest.raises(TypeError, match="needs args=PODSConfig"):
+        PODSTrainer(model="never-loaded", reward_funcs=[], args=GRPOConfig(output_dir=str(tmp_path), use_cpu=True))
+
+
 def test_grpo_ga_matches_paper_runs():
     pods = dict(num_generations=128, pods_m=32, per_device_train_batch_size=32, gradient_accumulation_steps=4,
                 learning_rate=2e-5, pods_rule="max_variance")

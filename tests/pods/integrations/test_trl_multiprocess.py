@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # real process launch: ~1-2 min on 2 busy cores, mostly interpreter start-up
 ROOT = Path(__file__).resolve().parents[3]
 N, M = 4, 2
 PHASES = {"A": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1),
