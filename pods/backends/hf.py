@@ -159,7 +159,12 @@ class HFPolicy:
             state = {}
             for f in files:
                 state.update(load_file(str(f), device=str(self.device)))
-            self.model.load_state_dict(state, strict=False)
+            result = self.model.load_state_dict(state, strict=False)
+            tied = {"lm_head.weight"} if getattr(self.model.config, "tie_word_embeddings", False) else set()
+            missing = [k for k in result.missing_keys if k not in tied]
+            if missing or result.unexpected_keys:
+                raise ValueError(f"weights at {path} do not fit this model: missing {missing[:5]}, "
+                                 f"unexpected {result.unexpected_keys[:5]}")
             if hasattr(self.model, "tie_weights"):
                 self.model.tie_weights()
 

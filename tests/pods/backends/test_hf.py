@@ -135,6 +135,9 @@ def test_full_parameter_policy_with_reference_copy(tmp_path):
     assert torch.allclose(fresh.token_logprobs(p, c)[0], policy.token_logprobs(p, c)[0], atol=1e-6)
     with pytest.raises(ValueError, match="reference copy"):
         fresh.token_logprobs(p, c, reference=True)
+    bigger = hf.load_policy(cfg("model.lora.rank=0", "model.tiny.layers=3"))
+    with pytest.raises(ValueError, match="do not fit this model"):
+        bigger.load(tmp_path / "full")
 
 
 def test_load_a_local_model_dir_and_a_checkpoint(tmp_path, tiny_model_dir):
