@@ -1,6 +1,8 @@
 """PODS in TRL across 2 real processes: `accelerate launch --num_processes 2 --cpu` (gloo).
 
-    uv run pytest tests/pods/integrations/test_trl_multiprocess.py    (~40-60 s on 2 cores)
+    uv run pytest tests/pods/integrations/test_trl_multiprocess.py
+    (~95-115 s here on 2 cores shared with other jobs: ~14 s of it is training, the rest is starting
+    the launcher and two ranks that each import torch / transformers / trl)
 
 This file is also the worker: the test launches it with `--worker OUT` through accelerate
 (config/accelerate/cpu-2proc.yaml). Each rank trains two tiny-Qwen2 phases of 2 steps:
