@@ -130,6 +130,11 @@ def grpo_ga_kwargs(pods_kwargs: dict, group_size: int | None = None) -> dict:
     return kw
 
 
+def selection_generator(seed: int, round_: int) -> torch.Generator:
+    """The CPU generator of the `random` rule for generation round `round_` (identical on every process)."""
+    return torch.Generator().manual_seed(seed * 1_000_003 + round_)
+
+
 TRL_ONLY_KWARGS = ("prompts", "completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
 
 
@@ -199,7 +204,7 @@ class PODSMixin:
         unscorable = torch.isnan(rewards)  # [G, n]
         fill = torch.nan_to_num(torch.nanmean(rewards, dim=1, keepdim=True), nan=0.0)  # [G, 1]
         filled = torch.where(unscorable, fill, rewards)
-        generator = torch.Generator().manual_seed(self.args.seed * 1_000_003 + self._pods_round)
+        generator = selection_generator(self.args.seed, self._pods_round)
         kept = select(filled, m, rule, generator=generator)  # [G, m]
         kept_rewards = filled.gather(1, kept)  # [G, m]
         if scale == "batch":  # group mean, batch std (TRL's scale_rewards="batch")

@@ -8,7 +8,8 @@ This file is also the worker: the test launches it with `--worker OUT` through a
 (config/accelerate/cpu-2proc.yaml). Each rank trains two tiny-Qwen2 phases of 2 steps:
   A  per-device 6 generated, n=4, m=2: 3 groups over 2 processes, the middle one split across
      them, so the kept rows must be gathered and re-split (3 kept per process);
-  B  per-device 4 generated x 2 accumulation steps: whole groups per process, no communication.
+  B  per-device 4 generated x 2 accumulation steps: whole groups per process, no communication;
+  C  as A with the `random` rule, which must draw the same subsets on both processes.
 Each rank dumps what the rewards saw, what TRL logged (gathered) and every loss batch; the test
 checks the union over ranks is exactly `select`'s choice per group, equal shares per rank, and
 that both replicas trained to the same (changed) parameters.
@@ -30,7 +31,8 @@ pytestmark = pytest.mark.slow  # real process launch: ~1-2 min on 2 busy cores, 
 ROOT = Path(__file__).resolve().parents[3]
 N, M = 4, 2
 PHASES = {"A": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1),
-          "B": dict(per_device_train_batch_size=4, gradient_accumulation_steps=2)}
+          "B": dict(per_device_train_batch_size=4, gradient_accumulation_steps=2),
+          "C": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1, pods_rule="random")}
 
 
 def _worker(out: Path):
@@ -103,17 +105,24 @@ def ranks(tmp_path_factory):
 def test_two_processes_select_per_group(ranks, phase):
     from pods.advantages import group_advantages
     from pods.downsample import select
+    from pods.integrations.trl import selection_generator
 
     per_device = PHASES[phase]["per_device_train_batch_size"]
+    local_rows = per_device * PHASES[phase]["gradient_accumulation_steps"]  # generated per rank per round
     r0, r1 = ranks[0][phase], ranks[1][phase]
     assert len(r0["rounds"]) == len(r1["rounds"]) == 2
-    for a, b in zip(r0["rounds"], r1["rounds"]):
+    for round_, (a, b) in enumerate(zip(r0["rounds"], r1["rounds"])):
         assert a["logged"] == b["logged"] and a["ids"] == b["ids"]  # both ranks see the gathered round
-        assert a["regrouped"] == b["regrouped"] == (phase == "A")  # A splits a group over the processes
-        logged = torch.tensor(a["logged"]).view(-1, N)  # [G, n], G = 3 (A) or 4 (B)
+        assert a["regrouped"] == b["regrouped"]
+        logged = torch.tensor(a["logged"]).view(-1, N)  # [G, n], G = 3 (A, C) or 4 (B)
         assert logged.flatten().tolist() == [float(sum(i) % 3) for i in a["ids"]]
-        kept = select(logged, M, "max_variance")
+        rule = PHASES[phase].get("pods_rule", "max_variance")
+        kept = select(logged, M, rule, generator=selection_generator(0, round_))
         adv = group_advantages(logged.gather(1, kept))
+        rows = sorted(g * N + j for g in range(len(kept)) for j in kept[g].tolist())  # kept global rows
+        share = len(rows) // 2
+        stays_local = all(r // local_rows == i // share for i, r in enumerate(rows))  # its share is its own
+        assert a["regrouped"] == (not stays_local)  # gathered and re-split exactly when shares cross ranks
         expected = Counter((tuple(a["ids"][g * N + j]), round(adv[g, k].item(), 4))
                            for g in range(len(kept)) for k, j in enumerate(kept[g].tolist()))
         per_rank = [Counter((tuple(i), round(x, 4)) for batch in r["losses"] for i, x in batch) for r in (a, b)]
@@ -121,6 +130,11 @@ def test_two_processes_select_per_group(ranks, phase):
         assert sum(per_rank[0].values()) == sum(per_rank[1].values()) == len(kept) * M // 2  # equal shares
         for r in (a, b):
             assert all(len(batch) == per_device * M // N for batch in r["losses"])  # loss micro-batch size
+
+
+def test_split_groups_exercise_regrouping(ranks):
+    assert not any(r["regrouped"] for r in ranks[0]["B"]["rounds"])  # whole groups: never
+    assert any(r["regrouped"] for p in ("A", "C") for r in ranks[0][p]["rounds"])  # the gather path ran
 
 
 def test_two_processes_train_in_sync(ranks):
