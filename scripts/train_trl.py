@@ -7,7 +7,8 @@
 The preset (YAML, a comment above every key) names the algorithm (`pods`: PODSTrainer keeps m
 of n per prompt; `grpo_ga`: plain trl.GRPOTrainer), the model, the pods.data dataset and
 held-out split, the `rewards` registry functions, and the TRL config keyword arguments.
-Overrides are OmegaConf dot-list items. Writes to the run directory (rank 0):
+Overrides are OmegaConf dot-list items. A run directory that already holds metrics.jsonl is
+refused unless `overwrite=true` (no resume). Writes to the run directory (rank 0):
 - `config.yaml`: the resolved preset;
 - `metrics.jsonl`: one row per TRL log (training: `step`, `elapsed_seconds`, TRL's metrics,
   `time/step`) and per evaluation (`step`, `elapsed_seconds`, `eval/accuracy`, `eval/<metric>`);
@@ -166,6 +167,9 @@ def build(cfg: dict, callbacks=()):
     from pods.integrations.trl import PODSConfig, PODSTrainer, trl_reward_funcs
 
     run_dir = Path(cfg.get("run_dir") or ROOT / "checkpoints" / run_name(cfg))
+    if (run_dir / "metrics.jsonl").is_file() and not cfg.get("overwrite", False):
+        raise ValueError(f"{run_dir} already holds a run (metrics.jsonl); choose another run_dir=... or pass "
+                         "overwrite=true to replace its metrics (this launcher does not resume)")
     run_dir.mkdir(parents=True, exist_ok=True)
     if cfg["model"] == "tiny":
         from pods.models import byte_tokenizer, tiny_causal_lm
@@ -189,7 +193,7 @@ def build(cfg: dict, callbacks=()):
                           processing_class=tok, callbacks=[log, *callbacks])
     if trainer.accelerator.is_main_process:
         (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(cfg)))
-        (run_dir / "metrics.jsonl").unlink(missing_ok=True)  # a fresh run (no resume support here)
+        (run_dir / "metrics.jsonl").unlink(missing_ok=True)  # overwrite=true: a fresh run
         (run_dir / "eval_results.json").unlink(missing_ok=True)
     return trainer, run_dir
 

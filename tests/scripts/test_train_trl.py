@@ -81,5 +81,7 @@ def test_two_step_cpu_run_writes_readable_metrics(tmp_path):
     assert [r["elapsed_seconds"] for r in evals[1:]] == [r["elapsed_seconds"] for r in train_rows]
     assert evals[-1]["elapsed_seconds"] + evals[-1]["eval_seconds"] < wall  # evaluation is off the clock
     assert any(k.startswith("pods/") for k in train_rows[0])  # PODS metrics logged
+    with pytest.raises(ValueError, match="overwrite=true"):  # never silently replaces a finished run
+        train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}"])
     run = load_run_dir(run_dir)  # the analysis scripts read it
     assert run.steps.tolist() == [0, 1, 2] and run.metric("arithmetic", "ans_acc").shape == (3,)
