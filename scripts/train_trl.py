@@ -10,8 +10,9 @@ held-out split, the `rewards` registry functions, and the TRL config keyword arg
 Overrides are OmegaConf dot-list items. A run directory that already holds metrics.jsonl is
 refused unless `overwrite=true` (no resume). Writes to the run directory (rank 0):
 - `config.yaml`: the resolved preset;
-- `metrics.jsonl`: one row per TRL log (training: `step`, `elapsed_seconds`, TRL's metrics,
-  `time/step`) and per evaluation (`step`, `elapsed_seconds`, `eval/accuracy`, `eval/<metric>`);
+- `metrics.jsonl`: one row per optimizer step (and one for the step-0 evaluation): `step`,
+  `elapsed_seconds`, `eval_seconds`, TRL's logged metrics, `time/step`, and on evaluated steps
+  `eval/accuracy` and `eval/<metric>`;
 - `eval_results.json`: the evaluations in the layout of pods.analysis.loaders.load_run_dir
   (`checkpoint-<step>: {step, elapsed_seconds, <dataset>: {ans_acc, for_acc, lengths}}`).
 `elapsed_seconds` is the training clock: the sum of the optimizer steps' wall time (generation,
@@ -79,18 +80,20 @@ def run_name(cfg: dict) -> str:
 
 
 class RunLog(TrainerCallback):
-    """Training clock (optimizer steps only), metrics.jsonl, eval_results.json, time budget."""
+    """Training clock (optimizer steps only), metrics.jsonl (one row per step), eval_results.json, budget."""
 
     def __init__(self, run_dir: Path, dataset: str, accuracy_reward: str, max_train_seconds: float | None = None,
                  clock=time.perf_counter):
         self.run_dir, self.dataset, self.acc = Path(run_dir), dataset, accuracy_reward
         self.max_seconds, self.clock = max_train_seconds, clock
         self.elapsed, self.eval_seconds, self._begin, self._pause = 0.0, 0.0, None, None
+        self._row: dict | None = None  # this step's metrics, written when the next step begins
 
     def on_train_begin(self, args, state, control, **kwargs):
         self._pause = self.clock()  # eval_on_start runs before the first step
 
     def on_step_begin(self, args, state, control, **kwargs):
+        self._flush()
         self._begin = self.clock()
 
     def on_step_end(self, args, state, control, **kwargs):
@@ -99,6 +102,9 @@ class RunLog(TrainerCallback):
         self._pause = now  # from here to the next step: logging, evaluation, saving (not training)
         if self.max_seconds is not None and self.elapsed >= self.max_seconds:
             control.should_training_stop = True
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._flush()
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         if self._pause is not None:
@@ -110,19 +116,32 @@ class RunLog(TrainerCallback):
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or not logs or any(k.startswith("eval_") for k in logs):
-            return  # evaluation rows are written by on_evaluate
-        row = {"step": state.global_step, "elapsed_seconds": self.elapsed, "eval_seconds": self.eval_seconds, **logs}
+            return  # evaluation metrics are added by on_evaluate
+        row = self._row_of(state.global_step)
+        row.update(logs)
         if "step_time" in logs:
             row["time/step"] = logs["step_time"]
-        self._append(row)
+
+    def _row_of(self, step: int) -> dict:
+        if self._row is not None and self._row["step"] != step:
+            self._flush()
+        if self._row is None:
+            self._row = {"step": step}
+        self._row.update(elapsed_seconds=self.elapsed, eval_seconds=self.eval_seconds)
+        return self._row
+
+    def _flush(self):
+        if self._row is not None:
+            with open(self.run_dir / "metrics.jsonl", "a") as f:
+                f.write(json.dumps(self._row) + "\n")
+            self._row = None
 
     def _write_eval(self, step: int, metrics: dict):
         key = f"eval_rewards/{self.acc}/mean"
         if key not in metrics:
             raise KeyError(f"evaluation metrics lack {key!r}; got {sorted(metrics)}")
         acc = float(metrics[key])
-        self._append({"step": step, "elapsed_seconds": self.elapsed, "eval_seconds": self.eval_seconds,
-                      "eval/accuracy": acc, **{f"eval/{k[5:]}": v for k, v in metrics.items()}})
+        self._row_of(step).update({"eval/accuracy": acc, **{f"eval/{k[5:]}": v for k, v in metrics.items()}})
         entry = {"ans_acc": [acc]}
         if "eval_rewards/format/mean" in metrics:
             entry["for_acc"] = [float(metrics["eval_rewards/format/mean"])]
@@ -134,11 +153,6 @@ class RunLog(TrainerCallback):
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(results, indent=1))
         os.replace(tmp, path)  # atomic: a killed run never leaves a torn results file
-
-    def _append(self, row: dict):
-        with open(self.run_dir / "metrics.jsonl", "a") as f:
-            f.write(json.dumps(row) + "\n")
-
 
 def _dataset(cfg: dict, tok, split: str, path, limit):
     """A datasets.Dataset with `prompt` (rendered text) and `answer`, plus meta columns all rows share."""

@@ -52,11 +52,12 @@ def test_clock_excludes_evaluation_and_stops_on_budget(tmp_path):
         log.on_log(None, state, control, logs={"loss": 0.1, "step_time": 1.5})
         now[0] += 10.0  # evaluation
         log.on_evaluate(None, state, control, metrics=metrics)
+    log.on_train_end(None, state, control)
     rows = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
-    evals = [r for r in rows if "eval/accuracy" in r]
-    assert [(r["step"], r["elapsed_seconds"], r["eval_seconds"]) for r in evals] == [(0, 0.0, 5.0), (1, 1.5, 15.0),
-                                                                                     (2, 3.0, 25.0)]
-    assert [r["time/step"] for r in rows if "loss" in r] == [1.5, 1.5]
+    assert [(r["step"], r["elapsed_seconds"], r["eval_seconds"]) for r in rows] == [(0, 0.0, 5.0), (1, 1.5, 15.0),
+                                                                                    (2, 3.0, 25.0)]
+    assert all(r["eval/accuracy"] == 0.25 for r in rows)  # one row per step: logs and evaluation merged
+    assert [r.get("time/step") for r in rows] == [None, 1.5, 1.5] and rows[2]["loss"] == 0.1
     assert control.should_training_stop  # 3.0 s of training > 2.5 s budget
     results = json.loads((tmp_path / "eval_results.json").read_text())
     assert results["checkpoint-2"] == {"step": 2, "elapsed_seconds": 3.0,
@@ -73,14 +74,12 @@ def test_two_step_cpu_run_writes_readable_metrics(tmp_path):
     wall = time.perf_counter() - start
     assert trainer.state.global_step == 2 and (run_dir / "config.yaml").is_file()
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
-    train_rows = [r for r in rows if "loss" in r]
-    evals = [r for r in rows if "eval/accuracy" in r]
-    assert [r["step"] for r in train_rows] == [1, 2] and [r["step"] for r in evals] == [0, 1, 2]
-    assert all(0.0 <= r["eval/accuracy"] <= 1.0 for r in evals)
-    assert evals[0]["elapsed_seconds"] == 0.0 and evals[-1]["eval_seconds"] > 0
-    assert [r["elapsed_seconds"] for r in evals[1:]] == [r["elapsed_seconds"] for r in train_rows]
-    assert evals[-1]["elapsed_seconds"] + evals[-1]["eval_seconds"] < wall  # evaluation is off the clock
-    assert any(k.startswith("pods/") for k in train_rows[0])  # PODS metrics logged
+    assert [r["step"] for r in rows] == [0, 1, 2]  # one row per step (step 0: the evaluation at start)
+    assert all(0.0 <= r["eval/accuracy"] <= 1.0 for r in rows) and all("loss" in r for r in rows[1:])
+    assert rows[0]["elapsed_seconds"] == 0.0 and rows[0]["eval_seconds"] > 0
+    assert 0 < rows[1]["elapsed_seconds"] < rows[2]["elapsed_seconds"]
+    assert rows[-1]["elapsed_seconds"] + rows[-1]["eval_seconds"] < wall  # evaluation is off the clock
+    assert all(k in rows[1] for k in ("time/step", "pods/kept_reward", "pods/regrouped", "reward"))
     with pytest.raises(ValueError, match="overwrite=true"):  # never silently replaces a finished run
         train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}"])
     run = load_run_dir(run_dir)  # the analysis scripts read it
