@@ -194,8 +194,15 @@ def refresh_cpu_gemm(model) -> list[str]:
     return refreshed
 
 
-def _engine_options(backend_cfg) -> dict:
-    return {k: backend_cfg.get(k) for k in ENGINE_KEYS} | dict(backend_cfg.get("engine_kwargs") or {})
+def _engine_options(cfg, model_config) -> dict:
+    """vllm.LLM keyword arguments from cfg.backend; max_model_len null = prompt + completion budget."""
+    options = {k: cfg.backend.get(k) for k in ENGINE_KEYS} | dict(cfg.backend.get("engine_kwargs") or {})
+    rl = cfg.get("rl") or {}
+    if options.get("max_model_len") is None and rl.get("max_prompt_tokens") and rl.get("max_completion_tokens"):
+        budget = int(rl.max_prompt_tokens) + int(rl.max_completion_tokens)
+        limit = getattr(model_config, "max_position_embeddings", None)
+        options["max_model_len"] = min(budget, limit) if limit else budget
+    return options
 
 
 def build(cfg):
@@ -227,7 +234,7 @@ def build(cfg):
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     generator = VLLMGenerator(model_path, policy.tokenizer, lora=rank > 0, max_lora_rank=max_rank,
                               seed=int(cfg.get("seed", 0) or 0), adapter_dir=backend.get("adapter_dir"),
-                              **_engine_options(backend))
+                              **_engine_options(cfg, policy.model.config))
     if cfg.model.name == "tiny":
         weakref.finalize(generator, shutil.rmtree, tiny_dir, ignore_errors=True)
     return policy, generator
