@@ -100,7 +100,10 @@ def pods_config_class(base: type = GRPOConfig) -> type:
         "__doc__": pods_config_class.__doc__,
         "__module__": __name__,
     }
-    return dataclass(type(f"PODS{base.__name__}", (base,), namespace))
+    name = "PODSConfig" if base is GRPOConfig else f"PODS{base.__name__}"
+    cls = dataclass(type(name, (base,), namespace))
+    globals().setdefault(name, cls)  # importable by name, so pickle (training_args.bin) finds it
+    return cls
 
 
 PODSConfig = pods_config_class(GRPOConfig)
@@ -324,12 +327,14 @@ def pods_trainer_class(base: type = GRPOTrainer) -> type:
         def __init__(self, *args, **kwargs):
             config = kwargs.get("args", args[2] if len(args) > 2 else None)
             if getattr(config, "pods_m", None) is None:  # before the model loads
-                raise TypeError(f"PODS{base.__name__} needs args=PODSConfig(..., pods_m=m), got "
+                raise TypeError(f"{name} needs args=PODSConfig(..., pods_m=m), got "
                                 f"{type(config).__name__}; for plain GRPO use trl.GRPOTrainer")
             super().__init__(*args, **kwargs)
             self._pods_setup()
 
-    _PODSTrainer.__name__ = _PODSTrainer.__qualname__ = f"PODS{base.__name__}"
+    name = "PODSTrainer" if base is GRPOTrainer else f"PODS{base.__name__}"
+    _PODSTrainer.__name__ = _PODSTrainer.__qualname__ = name
+    globals().setdefault(name, _PODSTrainer)
     return _PODSTrainer
 
 

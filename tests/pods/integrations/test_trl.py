@@ -56,6 +56,13 @@ def test_config_micro_batch_and_generation_batch(tmp_path):
         _config(tmp_path, num_generations=8, pods_m=2, per_device_train_batch_size=4, gradient_accumulation_steps=1)
 
 
+def test_config_pickles(tmp_path):  # the HF Trainer saves it as training_args.bin in every checkpoint
+    import pickle
+
+    args = pickle.loads(pickle.dumps(_config(tmp_path, pods_rule="random")))
+    assert type(args) is PODSConfig and (args.pods_m, args.pods_rule, args.pods_micro_batch_size) == (M, "random", 2)
+
+
 def test_trainer_needs_a_pods_config(tmp_path):
     from trl import GRPOConfig
 
