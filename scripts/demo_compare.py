@@ -178,6 +178,22 @@ def seed_mean(args, method: str, metric: str):
     return steps, np.mean([c[1][:C] for c in curves], axis=0), acc.mean(0), acc
 
 
+def train_stats(args, method: str) -> dict:
+    """Means over seeds of per-step medians/means from metrics.jsonl: phase times, groups with spread."""
+    keys = {"median_generation_s": "time/generation", "median_update_s": "time/update", "median_step_s": "time/step"}
+    out = {k: [] for k in [*keys, "groups_with_spread", "groups_with_spread_kept"]}
+    for s in args.seeds:
+        f = args.out / run_name(method, s) / "metrics.jsonl"
+        if not f.exists():
+            return {}
+        rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip().endswith("}")]
+        for k, v in keys.items():
+            out[k].append(float(np.median([r[v] for r in rows if v in r])))
+        out["groups_with_spread"].append(float(np.mean([r["frac_groups_with_spread"] for r in rows])))
+        out["groups_with_spread_kept"].append(float(np.mean([r["frac_groups_with_spread_kept"] for r in rows])))
+    return {k: float(np.mean(v)) for k, v in out.items()}
+
+
 def report(args) -> dict:
     import matplotlib
 
@@ -213,6 +229,7 @@ def report(args) -> dict:
                 e["time_ratio_vs_grpo"] = tb / e["seconds_to_grpo_final"] if e["seconds_to_grpo_final"] else None
                 e["paper_speedups_in_steps"] = {k: v for k, v in speedups(base[0], base[2], steps, mean).items()
                                                 if k.startswith("speedup")}
+            e.update(train_stats(args, meth))
             out[meth] = e
         for col, xl in enumerate(("update steps", "training seconds (1 thread per run)")):
             ax = axes[row, col]
@@ -235,11 +252,13 @@ def print_table(summary: dict) -> None:
         print(f"\n{METRICS[metric][1]} ({summary['eval_size']} held-out problems, {len(summary['seeds'])} seeds, "
               f"{summary['steps']} steps)")
         print(f"{'method':28s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO final':>18s} {'x fewer steps':>13s} "
-              f"{'x less time':>11s} {'s/step':>7s}")
+              f"{'x less time':>11s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'spread kept':>11s}")
         for meth, e in rows.items():
             print(f"{METHODS[meth][3]:28s} {e['start']:6.3f} {e['final']:6.3f} {e['peak']:6.3f} "
                   f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>18s} {fmt(e.get('step_ratio_vs_grpo'), '{:.2f}'):>13s} "
-                  f"{fmt(e.get('time_ratio_vs_grpo'), '{:.2f}'):>11s} {e['seconds_per_step']:7.3f}")
+                  f"{fmt(e.get('time_ratio_vs_grpo'), '{:.2f}'):>11s} {e['seconds_per_step']:7.3f} "
+                  f"{fmt(e.get('median_generation_s'), '{:.2f}'):>6s} {fmt(e.get('median_update_s'), '{:.2f}'):>6s} "
+                  f"{fmt(e.get('groups_with_spread_kept'), '{:.2f}'):>11s}")
 
 
 def main(argv=None) -> None:

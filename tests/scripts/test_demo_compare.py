@@ -22,6 +22,9 @@ def write_run(out: Path, name: str, accs: list[float], seconds_per_step: float, 
         data[key] = {"step": 25 * i, "elapsed_seconds": 25 * i * seconds_per_step,
                      "arithmetic": {"ans_acc": [a, a], "for_acc": [1, 1], "both_acc": [a, a], "lengths": [5, 5]}}
     (d / file).write_text(json.dumps(data))
+    rows = [{"step": s, "time/generation": seconds_per_step / 2, "time/update": 0.05, "time/step": seconds_per_step,
+             "frac_groups_with_spread": 0.5, "frac_groups_with_spread_kept": 0.5} for s in range(1, 4)]
+    (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 4, "ti')  # torn line
 
 
 def test_report_ratios_and_figure(tmp_path, capsys):
@@ -45,6 +48,7 @@ def test_report_ratios_and_figure(tmp_path, capsys):
     assert s["random"]["step_ratio_vs_grpo"] == pytest.approx(1.0)
     assert s["pods"]["seconds_per_step"] == pytest.approx(0.3)
     assert s["grpo"]["final_per_seed"] == pytest.approx([0.29, 0.31])
+    assert s["pods"]["median_generation_s"] == pytest.approx(0.15) and s["grpo"]["groups_with_spread_kept"] == 0.5
     assert (tmp_path / "demo_compare.png").stat().st_size > 10_000
     assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["greedy"]["pods"]["final"] == pytest.approx(0.4)
     assert "2.00" in capsys.readouterr().out
