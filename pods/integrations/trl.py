@@ -121,10 +121,11 @@ def grpo_ga_kwargs(pods_kwargs: dict, group_size: int | None = None) -> dict:
     n, m = pods_kwargs["num_generations"], pods_kwargs["pods_m"]
     ga = pods_kwargs.get("gradient_accumulation_steps", 1)
     per_device = pods_kwargs.get("per_device_train_batch_size", 8)
-    if per_device * m % n or ga * n % m or pods_kwargs.get("steps_per_generation", m) * n % m:
+    if per_device * m % n or ga * n % m or (pods_kwargs.get("steps_per_generation") or m) * n % m:
         raise ValueError(
             f"GRPO-GA needs per_device_train_batch_size * m / n and gradient_accumulation_steps * n / m "
-            f"(and steps_per_generation * n / m) to be whole numbers; got per_device={per_device}, ga={ga}, n={n}, m={m}"
+            f"(and steps_per_generation * n / m) to be whole numbers; "
+            f"got per_device={per_device}, ga={ga}, n={n}, m={m}"
         )
     kw.update(num_generations=group_size or m, per_device_train_batch_size=per_device * m // n,
               gradient_accumulation_steps=ga * n // m)

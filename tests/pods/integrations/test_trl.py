@@ -79,6 +79,9 @@ def test_grpo_ga_matches_paper_runs():
     generated = lambda kw: kw["per_device_train_batch_size"] * kw["gradient_accumulation_steps"]  # noqa: E731
     assert generated(ga) == generated(pods)  # same rollouts per optimizer step, all of them trained
     assert grpo_ga_kwargs(pods, group_size=128)["num_generations"] == 128
+    assert grpo_ga_kwargs({**pods, "steps_per_generation": 2})["steps_per_generation"] == 8
+    assert "steps_per_generation" not in grpo_ga_kwargs(pods) and grpo_ga_kwargs(
+        {**pods, "steps_per_generation": None})["steps_per_generation"] is None
     with pytest.raises(ValueError, match="whole numbers"):
         grpo_ga_kwargs({**pods, "gradient_accumulation_steps": 1, "pods_m": 48})
 

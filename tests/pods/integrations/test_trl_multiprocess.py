@@ -76,8 +76,9 @@ def _worker(out: Path):
         trainer.train()
         seconds = time.perf_counter() - start
         params = list(trainer.model.parameters())
-        report[name] = dict(rounds=trainer.rounds, changed=all(not torch.equal(b, p.detach()) for b, p in zip(before, params)),
-                            checksum=sum(p.detach().double().sum().item() for p in params), train_seconds=seconds)
+        changed = all(not torch.equal(b, p.detach()) for b, p in zip(before, params))
+        report[name] = dict(rounds=trainer.rounds, changed=changed, train_seconds=seconds,
+                            checksum=sum(p.detach().double().sum().item() for p in params))
     rank = int(os.environ.get("RANK", "0"))
     (out / f"rank{rank}.json").write_text(json.dumps(report))
 
