@@ -199,6 +199,9 @@ def build(cfg: dict, callbacks=()):
     funcs, weights = trl_reward_funcs(cfg["rewards"])
     kwargs = dict(cfg["trl"], output_dir=str(run_dir), reward_weights=weights)
     if not torch.cuda.is_available():
+        changed = {k: v for k, v in dict(use_cpu=True, bf16=False, use_vllm=False).items() if kwargs.get(k, v) != v}
+        if changed:
+            print(f"no CUDA: running on CPU with {changed} (preset values overridden)", file=sys.stderr)
         kwargs.update(use_cpu=True, bf16=False, use_vllm=False)
     args = (PODSConfig if cfg["algorithm"] == "pods" else GRPOConfig)(**kwargs)
     trainer_cls = PODSTrainer if cfg["algorithm"] == "pods" else GRPOTrainer
