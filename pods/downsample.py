@@ -41,6 +41,9 @@ def _extremes(rewards: torch.Tensor, m: int) -> tuple[torch.Tensor, ...]:
 
 def max_variance(rewards: torch.Tensor, m: int, generator=None) -> torch.Tensor:
     """[G, n] -> [G, m]: the m-subset with the largest reward variance per row."""
+    G, n = rewards.shape
+    if m == n:  # the only m-subset is the whole row (vanilla GRPO)
+        return torch.arange(n, device=rewards.device).expand(G, n).clone()
     low_v, low_i, high_v, high_i = _extremes(rewards, m)  # [G, m] each
     shift = (low_v[:, :1].double() + high_v[:, :1].double()) / 2  # variance is shift invariant
     low, high = low_v.double() - shift, high_v.double() - shift  # [G, m]
