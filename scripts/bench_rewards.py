@@ -18,10 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import rewards  # noqa: E402
 from rewards import math_answer  # noqa: E402

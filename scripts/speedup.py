@@ -18,7 +18,6 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pods.analysis.curves import setting_curve  # noqa: E402
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
