@@ -108,6 +108,7 @@ def test_cli_refuses_corrupted_results_and_keeps_them(run_dir):
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "not valid JSON" in proc.stderr and "left untouched" in proc.stderr
     assert res.read_text() == '{"checkpoint-1": {"gsm8k": '
+    assert not (ROOT / "evaluate-run.log").exists()  # Hydra logs to stdout only
     res.unlink()
 
 
