@@ -31,6 +31,10 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     print(f"run directory: {run_dir}")
+    if cfg.get("evaluation"):  # held-out accuracy of the final checkpoint (the CPU demo sets this)
+        from pods.heldout import final_heldout
+
+        final_heldout(run_dir)
 
 
 if __name__ == "__main__":

@@ -254,7 +254,6 @@ def reference_completion(example: Example) -> str:
 
 # ----------------------------------------------------------------------------- prompts
 
-_UNSET = object()
 
 
 def prompt_text(example: Example, tokenizer, style: str = "instruct", system_prompt: str | None = None) -> str:
@@ -273,12 +272,9 @@ def prompt_text(example: Example, tokenizer, style: str = "instruct", system_pro
 
 
 def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", system_prompt: str | None = None,
-                   max_prompt_tokens=_UNSET):
-    """Token ids of every prompt; with `max_prompt_tokens` given, also the length filter.
-
-    - `max_prompt_tokens` given (an int, or None for no limit):
-      returns `(kept_examples, prompt_ids [K][len], n_dropped)`, dropping prompts longer than the limit.
-    - not given: returns `prompt_ids [N][len]` for all examples (nothing dropped).
+                   max_prompt_tokens: int | None = None):
+    """`(kept_examples, prompt_ids [K][len], n_dropped)`: prompts longer than `max_prompt_tokens`
+    tokens are dropped (None: no limit, every example is kept) and the count is logged.
     `system_prompt=None` means the style's default (instruct: SYSTEM_PROMPT; base: none); pass ""
     for no system prompt with instruct. Instruct text is tokenized without extra special tokens (the
     chat template has them); base text with the tokenizer's defaults (e.g. a BOS token).
@@ -287,8 +283,6 @@ def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", 
     for ex in examples:
         text = prompt_text(ex, tokenizer, style, system_prompt)
         ids.append(list(tokenizer(text, add_special_tokens=(style != "instruct"))["input_ids"]))
-    if max_prompt_tokens is _UNSET:
-        return ids
     if max_prompt_tokens is None:
         return list(examples), ids, 0
     keep = [i for i, p in enumerate(ids) if len(p) <= int(max_prompt_tokens)]

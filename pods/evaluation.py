@@ -35,8 +35,6 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from hydra.experimental.callback import Callback
-
 from pods.backends.base import Sampling
 
 RESULTS_FILE = "eval_results.json"
@@ -245,7 +243,7 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     return out
 
 
-def _prepare(ds: dict, tokenizer):
+def prepare_dataset(ds: dict, tokenizer):
     """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry."""
     import rewards
     from pods import data
@@ -253,7 +251,7 @@ def _prepare(ds: dict, tokenizer):
     examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], **ds["options"])
     if ds["limit"]:
         examples = examples[: int(ds["limit"])]
-    prompts = data.render_prompts(examples, tokenizer, style=ds["prompt_style"], system_prompt=ds["system_prompt"])
+    _, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"], system_prompt=ds["system_prompt"])
     keys = sorted({k for ex in examples for k in (ex.meta or {})})
     cols = {k: [(ex.meta or {}).get(k) for ex in examples] for k in keys}
     fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
@@ -296,7 +294,7 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
         log(f"{run_dir}: all {len(units)} entries x {len(datasets)} datasets x {R} repeats already evaluated")
         return results
     policy, generator = (build or backends.build)(run_cfg)
-    prepared = {ds["key"]: _prepare(ds, policy.tokenizer) for ds in datasets}
+    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer) for ds in datasets}
     loaded = None
     for (entry, step, path), ds in todo:
         if path is not None and loaded != entry:
@@ -319,66 +317,3 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
             log(f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
                 f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
     return results
-
-
-def heldout_accuracy(generator, tokenizer, run_cfg, log=print) -> dict[str, float]:
-    """Held-out accuracy of the current policy, for the end of a training run (e.g. the CPU demo).
-
-    Reads `run_cfg.evaluation` (size, draws, temperature, max_tokens, seed, batch_size, greedy):
-    sampled pass@1 = mean accuracy over `draws` samples per problem of the first `size` test
-    problems of the run's dataset, plus greedy accuracy when `greedy` is true.
-    """
-    ev = run_cfg.get("evaluation") or {}
-    ds = eval_datasets({"datasets": [{"name": run_cfg.dataset.name, "limit": ev.get("size", 2000),
-                                      "format_reward": None}]}, run_cfg)[0]
-    prompts, answers, cols, answer_fn, _, _ = _prepare(ds, tokenizer)
-    out, seed, bs = {}, int(ev.get("seed", 1234)), int(ev.get("batch_size", 1024))
-    max_tokens = int(ev.get("max_tokens", run_cfg.rl.max_completion_tokens))
-    draws = int(ev.get("draws", 4))
-    accs = []
-    for r in range(draws):
-        s = Sampling(max_tokens=max_tokens, temperature=float(ev.get("temperature", 1.0)), seed=seed + 1000 * r)
-        texts, lens = sample_answers(generator, prompts, s, batch_size=bs)
-        accs.append(score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"])
-    out["sampled_acc"] = sum(accs) / draws
-    if ev.get("greedy", True):
-        texts, lens = sample_answers(generator, prompts, Sampling(max_tokens=max_tokens, temperature=0.0, seed=seed),
-                                     batch_size=bs)
-        out["greedy_acc"] = score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"]
-    log(f"held-out accuracy on {len(prompts)} {ds['name']} test problems: sampled pass@1 "
-        f"{out['sampled_acc']:.4f} (T={ev.get('temperature', 1.0)}, mean of {draws} draws)"
-        + (f", greedy {out['greedy_acc']:.4f}" if "greedy_acc" in out else ""))
-    return out
-
-
-def final_heldout(run_dir: str | Path, log=print) -> dict[str, float] | None:
-    """`heldout_accuracy` of the latest complete checkpoint of a run whose config has an `evaluation`
-    section (the CPU demo); None when the section is null. For train.py to call after training."""
-    from omegaconf import OmegaConf
-
-    from pods import backends
-
-    run_dir = Path(run_dir)
-    run_cfg = OmegaConf.load(run_dir / "config.yaml")
-    ckpts = complete_checkpoints(run_dir)
-    if not run_cfg.get("evaluation") or not ckpts:
-        return None
-    policy, generator = backends.build(run_cfg)
-    policy.load(ckpts[-1][1] / "policy")
-    generator.update_weights(policy)
-    log(f"final evaluation of {run_dir.name}/{ckpts[-1][1].name}:")
-    return heldout_accuracy(generator, policy.tokenizer, run_cfg, log=log)
-
-
-class FinalEvalCallback(Callback):
-    """Hydra callback (`hydra.callbacks` in config/experiment/demo.yaml): after a successful
-    `train.py` job, print `final_heldout` of its run directory (no-op when `evaluation` is null)."""
-
-    def on_job_end(self, config, job_return, **kwargs) -> None:
-        from hydra.core.utils import JobStatus
-
-        from pods.config import run_dir
-
-        if getattr(job_return, "status", None) != JobStatus.COMPLETED or not config.get("evaluation"):
-            return
-        final_heldout(run_dir(config))

@@ -88,8 +88,8 @@ def task_data(s: WarmStartSettings, tokenizer):
 
     train = data.load_dataset(s.dataset, split="train", **s.options)
     test = data.load_dataset(s.dataset, split="test", **s.options)[: s.eval_size]
-    train_prompts = data.render_prompts(train, tokenizer, style=s.prompt_style)
-    test_prompts = data.render_prompts(test, tokenizer, style=s.prompt_style)
+    _, train_prompts, _ = data.render_prompts(train, tokenizer, style=s.prompt_style)
+    _, test_prompts, _ = data.render_prompts(test, tokenizer, style=s.prompt_style)
     targets = [tokenizer.encode(data.reference_completion(ex), add_special_tokens=False) + [tokenizer.eos_token_id]
                for ex in train]
     return train_prompts, targets, test_prompts, [ex.answer for ex in test], rewards.get(s.dataset)

@@ -131,7 +131,7 @@ def test_instruct_uses_chat_template_with_system_prompt(tok):
     assert text.endswith("<|im_start|>assistant\n")
     # "" switches the system prompt off
     assert "system" not in data.prompt_text(ex, tok, "instruct", "")
-    ids = data.render_prompts([ex], tok, style="instruct")
+    _, ids, _ = data.render_prompts([ex], tok, style="instruct")
     assert tok.decode(ids[0]) == text
 
 
@@ -141,9 +141,9 @@ def test_system_prompt_asks_for_think_and_answer_tags():
 
 def test_base_style_is_plain_text(tok):
     ex = data.Example("123+456=", "0579")
-    assert data.render_prompts([ex], tok, style="base") == [tok("123+456=")["input_ids"]]
+    assert data.render_prompts([ex], tok, style="base")[1] == [tok("123+456=")["input_ids"]]
     # 'plain' is an alias of 'base'
-    assert data.render_prompts([ex], tok, style="plain") == data.render_prompts([ex], tok, style="base")
+    assert data.render_prompts([ex], tok, style="plain")[1] == data.render_prompts([ex], tok, style="base")[1]
     # a system prompt, if given, comes first
     assert data.prompt_text(ex, tok, "base", "Add.") == "Add.\n\n123+456="
 

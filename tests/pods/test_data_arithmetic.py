@@ -99,7 +99,7 @@ def test_untrained_tiny_model_is_far_below_half():
     tok = byte_tokenizer()
     model = tiny_causal_lm(tok, "qwen2", seed=0).eval()
     test = data.load_dataset("arithmetic", split="test", size=32)
-    ids = data.render_prompts(test, tok, style="base")
+    _, ids, _ = data.render_prompts(test, tok, style="base")
     batch = torch.tensor(ids)  # all prompts have the same length (3-digit operands)
     with torch.no_grad():
         out = model.generate(batch, attention_mask=torch.ones_like(batch), max_new_tokens=5, do_sample=False,
