@@ -3,7 +3,7 @@
     run_dir = pods.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
 
 Per step: take B prompts -> generate n completions each -> score with the configured rewards ->
-`pods.downsample.select` m per prompt -> `pods.advantages.group_advantages` on the kept ones ->
+`pods.algorithms.plan_updates` (`select` m per prompt, `group_advantages` on the kept ones) ->
 `pods.losses.policy_loss` over micro-batches (gradients accumulate) -> clip, optimizer and
 scheduler step -> log -> checkpoint when due. GRPO-GA (`rl.algorithm=grpo_ga`) computes the
 advantages over all n and updates on them in n/m optimizer steps of m rollouts per prompt each
@@ -39,10 +39,9 @@ import torch
 from omegaconf import OmegaConf
 
 from pods import checkpoint as ckpt
-from pods.advantages import group_advantages
+from pods.algorithms import plan_updates
 from pods.backends.base import Sampling
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
-from pods.downsample import select
 from pods.logging import MetricsLogger, PhaseTimers, Progress
 from pods.losses import policy_loss
 
@@ -240,14 +239,9 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 total, per_fn = score(rollouts.texts, rep(answers), {k: rep(v) for k, v in cols.items()},
                                       cfg.dataset.rewards)
                 total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
-            with timers("selection"):
-                if alg == "grpo_ga":
-                    adv_all = group_advantages(total, scale_std=rl.scale_std)  # [G, n]
-                    idxs = [torch.arange(j * m, (j + 1) * m).expand(B, m) for j in range(chunks)]  # [G, m] each
-                    advs = [adv_all.gather(1, idx) for idx in idxs]
-                else:
-                    idxs = [select(total, m, rl.rule, generator=gens["select"])]  # [G, m]
-                    advs = [group_advantages(total.gather(1, idxs[0]), scale_std=rl.scale_std)]  # [G, m]
+            with timers("selection"):  # [(idx [G, m], adv [G, m])] per optimizer step
+                plan = plan_updates(total, alg, m, rl.rule, scale_std=rl.scale_std, generator=gens["select"])
+                idxs, advs = [idx for idx, _ in plan], [adv for _, adv in plan]
             if hasattr(policy, "train"):
                 policy.train()
             stats, norms = [], []
