@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
 from pods.backends.base import Sampling
+from pods.io import atomic_write_json
 
 RESULTS_FILE = "eval_results.json"
 FORMAT = "pods-eval-results/1"
@@ -108,20 +107,6 @@ def checkpoint_step(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def _atomic_write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
 
 class ResultsFile:
     """The results JSON of one run, resumable per (entry, dataset, repeat).
@@ -187,7 +172,7 @@ class ResultsFile:
         self.save()
 
     def save(self) -> None:
-        _atomic_write_json(self.path, self.data)
+        atomic_write_json(self.path, self.data)
 
     def entries(self) -> list[str]:
         """Stored entry names, base first then checkpoints by step."""

@@ -22,6 +22,8 @@ from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 
+from pods.io import atomic_write_text
+
 METRICS_FILE = "metrics.jsonl"
 
 
@@ -65,9 +67,7 @@ def truncate_metrics(run_dir: Path, step: int) -> None:
     if not path.exists():
         return
     rows = [r for r in read_metrics(run_dir) if r.get("step", 0) <= step]
-    tmp = path.with_suffix(".jsonl.tmp")
-    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    os.replace(tmp, path)
+    atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
 class MetricsLogger:

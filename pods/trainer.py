@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import random
 import time
 import warnings
@@ -42,6 +41,7 @@ from pods import checkpoint as ckpt
 from pods.algorithms import plan_updates
 from pods.backends.base import Sampling
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
+from pods.io import atomic_write_text
 from pods.logging import MetricsLogger, PhaseTimers, Progress
 from pods.losses import policy_loss
 
@@ -200,9 +200,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     if not cfg.resume and ckpt.latest(rdir) is not None:
         raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true, choose "
                           f"another run_name=NAME or delete {rdir}")
-    tmp = rdir / "config.yaml.tmp"
-    OmegaConf.save(cfg, tmp, resolve=True)
-    os.replace(tmp, rdir / "config.yaml")
+    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     seed_everything(cfg.seed)  # LoRA initialisation
     policy, generator = backends.build(cfg)

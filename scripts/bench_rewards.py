@@ -16,13 +16,12 @@ and warmed up before timing. Adversarial inputs are timed cold, one call each.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import time
 
 
 import rewards  # noqa: E402
 from rewards import math_answer  # noqa: E402
+from pods.io import atomic_write_json  # noqa: E402
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"
 
@@ -108,10 +107,7 @@ def main() -> None:
                          "worst_adversarial_s": worst}
         print(f"{name:<11} {typical:>11.0f} {cached:>10.0f} {adversarial:>15.1f} {worst * 1000:>21.1f}")
     if args.json:
-        tmp = args.json + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(results, f, indent=2)
-        os.replace(tmp, args.json)
+        atomic_write_json(args.json, results, indent=2)
 
 
 if __name__ == "__main__":

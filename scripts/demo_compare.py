@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pods.io import atomic_write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -124,9 +126,7 @@ def save_timings(args, timings: dict) -> None:
     old = json.loads(path.read_text()) if path.exists() else {}
     for k, v in timings.items():
         old.setdefault(k, {}).update(v)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(old, indent=1))
-    os.replace(tmp, path)
+    atomic_write_json(path, old)
 
 
 def train_all(args) -> None:

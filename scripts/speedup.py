@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 
 from pods.analysis.curves import setting_curve  # noqa: E402

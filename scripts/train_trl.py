@@ -32,6 +32,8 @@ from pathlib import Path
 
 import torch
 
+from pods.io import atomic_write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -149,9 +151,7 @@ class RunLog(TrainerCallback):
         path = self.run_dir / "eval_results.json"
         results = json.loads(path.read_text()) if path.is_file() else {}
         results[f"checkpoint-{step}"] = {"step": step, "elapsed_seconds": self.elapsed, self.dataset: entry}
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(results, indent=1))
-        os.replace(tmp, path)  # atomic: a killed run never leaves a torn results file
+        atomic_write_json(path, results)  # a killed run never leaves a torn results file
 
 def _dataset(cfg: dict, tok, split: str, path, limit):
     """A datasets.Dataset with `prompt` (rendered text) and `answer`, plus meta columns all rows share."""
