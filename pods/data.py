@@ -271,6 +271,13 @@ def prompt_text(example: Example, tokenizer, style: str = "instruct", system_pro
     return f"{system_prompt}\n\n{example.prompt}" if system_prompt else example.prompt
 
 
+def meta_columns(examples: list[Example]) -> dict[str, list]:
+    """Every meta key of the examples as a column {key: [N]} (None where an example lacks it),
+    passed to reward functions as `**columns`."""
+    keys = sorted({k for ex in examples for k in (ex.meta or {})})
+    return {k: [(ex.meta or {}).get(k) for ex in examples] for k in keys}
+
+
 def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", system_prompt: str | None = None,
                    max_prompt_tokens: int | None = None):
     """`(kept_examples, prompt_ids [K][len], n_dropped)`: prompts longer than `max_prompt_tokens`

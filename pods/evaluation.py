@@ -233,12 +233,9 @@ def prepare_dataset(ds: dict, tokenizer):
     import rewards
     from pods import data
 
-    examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], **ds["options"])
-    if ds["limit"]:
-        examples = examples[: int(ds["limit"])]
+    examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"], **ds["options"])
     _, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"], system_prompt=ds["system_prompt"])
-    keys = sorted({k for ex in examples for k in (ex.meta or {})})
-    cols = {k: [(ex.meta or {}).get(k) for ex in examples] for k in keys}
+    cols = data.meta_columns(examples)
     fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
     return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
 

@@ -80,8 +80,7 @@ def load_prompts(cfg, tokenizer):
                                              max_prompt_tokens=cfg.rl.max_prompt_tokens)
     if not kept:
         raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
-    keys = sorted({k for ex in kept for k in (ex.meta or {})})
-    cols = {k: [(ex.meta or {}).get(k) for ex in kept] for k in keys}
+    cols = data.meta_columns(kept)
     return ids, [ex.answer for ex in kept], cols
 
 
