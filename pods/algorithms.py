@@ -22,17 +22,20 @@ ALGORITHMS = ("pods", "grpo", "grpo_ga")
 
 def plan_updates(
     rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
-    scale_std: bool = True, generator: torch.Generator | None = None,
+    scale: str = "group", std: str = "sample", generator: torch.Generator | None = None,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """rewards [G, n] -> [(idx [G, m], adv [G, m])], one pair per optimizer step."""
+    """rewards [G, n] -> [(idx [G, m], adv [G, m])], one pair per optimizer step.
+
+    scale / std: how the advantages are scaled (pods.advantages.group_advantages).
+    """
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     G, n = rewards.shape
     if algorithm == "grpo_ga":
         if n % m:
             raise ValueError(f"grpo_ga updates on n/m chunks of m rollouts: n={n} must be a multiple of m={m}")
-        adv = group_advantages(rewards, scale_std=scale_std)  # [G, n]
+        adv = group_advantages(rewards, scale=scale, std=std)  # [G, n]
         chunks = [torch.arange(j * m, (j + 1) * m).expand(G, m) for j in range(n // m)]  # [G, m] each
         return [(idx, adv.gather(1, idx)) for idx in chunks]
     idx = select(rewards, m, rule, generator=generator)  # [G, m]
-    return [(idx, group_advantages(rewards.gather(1, idx), scale_std=scale_std))]
+    return [(idx, group_advantages(rewards.gather(1, idx), scale=scale, std=std))]

@@ -237,7 +237,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                                       cfg.dataset.rewards)
                 total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
             with timers("selection"):  # [(idx [G, m], adv [G, m])] per optimizer step
-                plan = plan_updates(total, alg, m, rl.rule, scale_std=rl.scale_std, generator=gens["select"])
+                plan = plan_updates(total, alg, m, rl.rule, scale="group" if rl.scale_std else "none", generator=gens["select"])
                 idxs, advs = [idx for idx, _ in plan], [adv for _, adv in plan]
             if hasattr(policy, "train"):
                 policy.train()

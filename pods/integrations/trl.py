@@ -211,10 +211,7 @@ class PODSMixin:
         generator = selection_generator(self.args.seed, self._pods_round)
         kept = select(filled, m, rule, generator=generator)  # [G, m]
         kept_rewards = filled.gather(1, kept)  # [G, m]
-        if scale == "batch":  # group mean, batch std (TRL's scale_rewards="batch")
-            adv = group_advantages(kept_rewards, scale_std=False) / (kept_rewards.std(unbiased=False) + 1e-4)
-        else:
-            adv = group_advantages(kept_rewards, scale_std=scale == "group")
+        adv = group_advantages(kept_rewards, scale=scale)  # TRL's scale_rewards: group | batch | none
         adv = adv.masked_fill(unscorable.gather(1, kept), 0.0)
         return kept, kept_rewards, adv
 

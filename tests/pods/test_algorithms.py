@@ -29,11 +29,11 @@ def test_grpo_keeps_all_n():
 
 def test_grpo_ga_uses_every_rollout_once_with_advantages_over_all_n():
     r = rewards(n=12)
-    plan = plan_updates(r, "grpo_ga", 4, scale_std=False)
+    plan = plan_updates(r, "grpo_ga", 4, scale="none")
     assert len(plan) == 3
     used = torch.cat([idx for idx, _ in plan], 1)
     assert all(sorted(row) == list(range(12)) for row in used.tolist())
-    full = group_advantages(r, scale_std=False)
+    full = group_advantages(r, scale="none")
     for idx, adv in plan:
         assert torch.allclose(adv, full.gather(1, idx))  # not re-centred per chunk
 
