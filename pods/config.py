@@ -1,4 +1,4 @@
-"""The training config: its schema (dataclasses documenting every key) and the start-up checks.
+"""The training config's start-up checks and derived values; the schema is pods.config_schema.
 
     cfg = hydra/omegaconf config composed from config/train.yaml (see train.py)
     pods.config.validate(cfg)            # raises ConfigError listing every problem and how to fix it
@@ -6,9 +6,9 @@
     pods.config.run_dir(cfg)             # Path("<output_root>/<run_name>")
 
 Contract for other modules (trainer, backends, evaluation, demo scripts):
-- sections `model`, `dataset`, `rl`, `optim`, `logging` are closed: a key not in the dataclass
-  below is an error (typos in experiment files are caught). `backend` is open: each backend
-  reads its own keys, only `backend.name` is required. `warmstart` and `evaluation` are open
+- sections `model`, `dataset`, `rl`, `optim`, `logging` are closed: a key not in the dataclasses
+  of pods.config_schema (re-exported here) is an error (typos in experiment files are caught).
+  `backend` is open: each backend reads its own keys, only `backend.name` is required. `warmstart` and `evaluation` are open
   sections owned by pods.warmstart / pods.evaluation (null when unused).
 - The run name is `run_name` when set, else derived from the config (`default_run_name`).
 - Nothing here loads a model or touches the network: `validate` runs before any model loads.
@@ -18,128 +18,20 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-ALGORITHMS = ("auto", "pods", "grpo", "grpo_ga")
-SAVE_STRATEGIES = ("time", "steps")
-OPTIMIZERS = ("adamw", "adamw_8bit")
-SCHEDULERS = ("constant", "linear", "cosine")
-GPU_ONLY_BACKENDS = ("unsloth", "vllm")  # vllm is allowed on CPU only when a (CPU) vllm is importable
-DTYPES = ("float32", "bfloat16", "float16")
+from pods.config_schema import (  # noqa: F401  (re-exported: pods.config.TrainConfig etc.)
+    ALGORITHMS, DTYPES, GPU_ONLY_BACKENDS, OPTIMIZERS, SAVE_STRATEGIES, SCHEDULERS, DatasetConfig, LoggingConfig,
+    LoraConfig, ModelConfig, OptimConfig, RLConfig, TinyConfig, TrainConfig,
+)
+
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
 
 
 class ConfigError(ValueError):
     """A config problem found at start-up; the message says what to change."""
-
-
-@dataclass
-class LoraConfig:
-    rank: int = 64  # LoRA rank r; 0 trains all parameters (full fine-tuning)
-    alpha: int = 64  # LoRA scaling numerator (scale = alpha / rank)
-    dropout: float = 0.0  # dropout on the LoRA branch
-    target_modules: list = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj",
-                                                          "gate_proj", "up_proj", "down_proj"])
-
-
-@dataclass
-class TinyConfig:
-    arch: str = "qwen2"  # qwen2 | llama (pods.models.ARCHITECTURES)
-    hidden: int = 64
-    layers: int = 2
-    heads: int = 4
-    kv_heads: int = 2
-    seed: int = 0  # initialisation seed of the random weights
-
-
-@dataclass
-class ModelConfig:
-    name: str = "Qwen/Qwen2.5-3B-Instruct"  # hub name, local model dir, or "tiny" (built in code)
-    short_name: str = "qwen2.5-3b-instruct"  # used in the derived run name
-    load_in_4bit: bool = True  # 4-bit base weights (bitsandbytes); applied only on a CUDA GPU
-    dtype: str = "bfloat16"  # auto | float32 | bfloat16 | float16; CPU always uses float32
-    gradient_checkpointing: bool = True  # recompute activations in backward (GPU memory saver)
-    lora: LoraConfig = field(default_factory=LoraConfig)
-    tiny: TinyConfig = field(default_factory=TinyConfig)  # used only when name == "tiny"
-
-
-@dataclass
-class DatasetConfig:
-    name: str = "gsm8k"  # pods.data dataset name (gsm8k, math, arithmetic, jsonl, ...)
-    split: str = "train"
-    path: Any = None  # local file/dir instead of the hub (required by some loaders)
-    limit: Any = None  # keep only the first `limit` examples (null: all)
-    options: dict = field(default_factory=dict)  # extra keyword arguments for pods.data.load_dataset
-    prompt_style: str = "instruct"  # pods.data.render_prompts style
-    system_prompt: Any = None  # null: the style's default
-    rewards: list = field(default_factory=list)  # [{name, weight}] for rewards.combined
-    accuracy_reward: Any = None  # reward whose value > 0 counts as correct (null: the first one)
-
-
-@dataclass
-class RLConfig:
-    n: int = 64  # rollouts generated per prompt
-    m: int = 16  # rollouts kept per prompt for the update
-    rule: str = "max_variance"  # down-sampling rule (pods.downsample.RULES)
-    algorithm: str = "auto"  # auto: pods if m < n else grpo; grpo_ga: all n in n/m optimizer steps of m
-    prompts_per_step: int = 1  # B: prompts (groups) per training step
-    micro_batch_size: int = 4  # completions per forward/backward pass (gradient accumulation)
-    beta: float = 0.0  # KL coefficient; > 0 computes reference log-probs (adapter disabled)
-    epsilon: float = 0.2  # PPO clip range (low side)
-    epsilon_high: Any = None  # PPO clip range high side (null: epsilon)
-    aggregation: str = "sequence"  # loss aggregation: sequence | token
-    scale_std: bool = True  # divide advantages by the group std
-    temperature: float = 0.9  # sampling temperature of the rollouts
-    top_p: float = 1.0
-    max_prompt_tokens: int = 512  # longer prompts are dropped from the dataset
-    max_completion_tokens: int = 512
-    max_steps: Any = None  # stop after this many training steps (null: no limit)
-    max_time: Any = 21600  # stop after this many seconds of training time (null: no limit)
-    save_strategy: str = "time"  # time | steps
-    save_interval: float = 1800  # seconds of training time between checkpoints (strategy time)
-    save_steps: int = 100  # steps between checkpoints (strategy steps)
-    save_final: bool = True  # also checkpoint the last step
-
-
-@dataclass
-class OptimConfig:
-    name: str = "adamw_8bit"  # adamw | adamw_8bit (8-bit needs CUDA + bitsandbytes, else adamw)
-    lr: float = 5e-6
-    betas: list = field(default_factory=lambda: [0.9, 0.99])
-    weight_decay: float = 0.1
-    warmup_ratio: float = 0.01  # of max_steps (or of one epoch of prompts when max_steps is null)
-    scheduler: str = "constant"  # constant | linear | cosine (after warmup)
-    max_grad_norm: float = 0.1  # gradient clipping (<= 0: off)
-
-
-@dataclass
-class LoggingConfig:
-    wandb: bool = False  # also log to Weights & Biases (offline mode when no API key)
-    project: str = "pods"
-    entity: Any = None
-    progress: bool = True  # tqdm progress bar
-
-
-@dataclass
-class TrainConfig:
-    """The whole run; mirrors config/train.yaml."""
-
-    seed: int = 0
-    run_name: Any = None  # null: derived from the config (default_run_name)
-    output_root: str = "checkpoints"
-    resume: bool = True  # continue from the latest complete checkpoint of the run dir
-    model: ModelConfig = field(default_factory=ModelConfig)
-    backend: dict = field(default_factory=lambda: {"name": "hf"})
-    dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    rl: RLConfig = field(default_factory=RLConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    logging: LoggingConfig = field(default_factory=LoggingConfig)
-    warmstart: Any = None  # open section for pods.warmstart (null: no warm start)
-    evaluation: Any = None  # open section for pods.evaluation (null: unused)
 
 
 OPEN = ("backend", "warmstart", "evaluation")  # sections whose keys are not checked here
