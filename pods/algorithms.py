@@ -1,13 +1,18 @@
-"""Which rollouts each optimizer step of a training step trains on, and with which advantages.
+"""Which rollouts a training step trains on, and with which advantages: PODS, GRPO, GRPO-GA.
 
-    plan = plan_updates(rewards, "pods", m=16, rule="max_variance")  # rewards [G, n]
-    for idx, adv in plan: ...   # idx [G, m] indices into each group's n, adv [G, m]
+    idx, adv = plan_update(rewards, "pods", m=16, rule="max_variance")  # rewards [G, n]
+    # idx [G, k] indices into each group's n rollouts, adv [G, k] (k = m; k = n for grpo_ga)
 
-- pods / grpo: one optimizer step on the m rollouts per prompt chosen by `select` (grpo: m = n,
-  rule none), advantages over the kept m (as in the paper).
-- grpo_ga: advantages over all n, then n/m optimizer steps of m rollouts per prompt each, in
-  order (GRPO with gradient accumulation split into optimizer steps: the paper's multi-GPU
-  baseline); the caller computes the sampling policy's log-probs for the later chunks.
+Every algorithm takes ONE optimizer step per training step on the rollouts `idx` (the loop
+accumulates their gradient over micro-batches; every importance ratio is 1):
+- pods: the m of n chosen by `select(rewards, m, rule)`, advantages over the kept m (the paper's
+  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods).
+- grpo: m = n, all rollouts, advantages over all n (vanilla GRPO).
+- grpo_ga: the paper's GRPO-GA baseline: all n rollouts, advantages over all n, one optimizer
+  step with the gradient accumulated over micro-batches (open-r1/src/open_r1/grpo_trainer.py of the
+  authors' 8-GPU fork). In this loop every algorithm accumulates over micro-batches of
+  rl.micro_batch_size, so grpo_ga computes exactly what grpo does; it needs m = n and names the
+  baseline in run names and metrics.
 """
 
 from __future__ import annotations
@@ -20,11 +25,11 @@ from pods.downsample import select
 ALGORITHMS = ("pods", "grpo", "grpo_ga")
 
 
-def plan_updates(
+def plan_update(
     rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
     scale: str = "group", std: str = "sample", generator: torch.Generator | None = None,
-) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """rewards [G, n] -> [(idx [G, m], adv [G, m])], one pair per optimizer step.
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """rewards [G, n] -> (idx [G, k], adv [G, k]) for the training step's one optimizer step.
 
     scale / std: how the advantages are scaled (pods.advantages.group_advantages).
     """
@@ -32,10 +37,9 @@ def plan_updates(
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     G, n = rewards.shape
     if algorithm == "grpo_ga":
-        if n % m:
-            raise ValueError(f"grpo_ga updates on n/m chunks of m rollouts: n={n} must be a multiple of m={m}")
-        adv = group_advantages(rewards, scale=scale, std=std)  # [G, n]
-        chunks = [torch.arange(j * m, (j + 1) * m).expand(G, m) for j in range(n // m)]  # [G, m] each
-        return [(idx, adv.gather(1, idx)) for idx in chunks]
+        if m != n:
+            raise ValueError(f"grpo_ga trains on all n rollouts: m={m} must equal n={n}")
+        idx = torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
+        return idx, group_advantages(rewards, scale=scale, std=std)
     idx = select(rewards, m, rule, generator=generator)  # [G, m]
-    return [(idx, group_advantages(rewards.gather(1, idx), scale=scale, std=std))]
+    return idx, group_advantages(rewards.gather(1, idx), scale=scale, std=std)

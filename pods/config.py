@@ -146,16 +146,16 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         if m < 2:
             p.append(f"rl.m={m}: group advantages need at least 2 kept rollouts per prompt; set rl.m >= 2")
         alg = rl.algorithm
-        if rl.rule == "none" and m != n and alg != "grpo_ga":
+        if rl.rule == "none" and m != n and alg not in ("grpo", "grpo_ga"):
             p.append(f"rl.rule=none keeps all rollouts, so rl.m must equal rl.n (got n={n}, m={m}); "
                      "use rl.m=rl.n or a down-sampling rule such as rl.rule=max_variance")
         if alg == "grpo" and m != n:
             p.append(f"rl.algorithm=grpo needs rl.m == rl.n (got n={n}, m={m}); use rl.algorithm=auto for PODS")
         if alg == "pods" and m >= n:
             p.append(f"rl.algorithm=pods needs rl.m < rl.n (got n={n}, m={m})")
-        if alg == "grpo_ga" and n % m:
-            p.append(f"rl.algorithm=grpo_ga splits the n={n} rollouts into optimizer steps of m={m}: "
-                     "rl.n must be a multiple of rl.m")
+        if alg == "grpo_ga" and m != n:
+            p.append(f"rl.algorithm=grpo_ga trains on all n rollouts in one optimizer step (got n={n}, m={m}): "
+                     "set rl.m=rl.n; rl.micro_batch_size sets how many go through each forward/backward pass")
     if model.lora.rank is None or model.lora.rank < 0:
         p.append(f"model.lora.rank must be >= 0 (0 = full-parameter), got {model.lora.rank!r}")
     if data.path is not None and not Path(str(data.path)).exists():

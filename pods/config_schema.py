@@ -68,7 +68,7 @@ class RLConfig:
     n: int = 64  # rollouts generated per prompt
     m: int = 16  # rollouts kept per prompt for the update
     rule: str = "max_variance"  # down-sampling rule (pods.downsample.RULES)
-    algorithm: str = "auto"  # auto: pods if m < n else grpo; grpo_ga: all n in n/m optimizer steps of m
+    algorithm: str = "auto"  # auto: pods if m < n else grpo; grpo_ga (m = n): the paper's GRPO-GA baseline
     prompts_per_step: int = 1  # B: prompts (groups) per training step
     micro_batch_size: int = 4  # completions per forward/backward pass (gradient accumulation)
     beta: float = 0.0  # KL coefficient; > 0 computes reference log-probs (adapter disabled)

@@ -3,18 +3,17 @@
     run_dir = pods.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
 
 Per step: take B prompts -> generate n completions each -> score with the configured rewards ->
-`pods.algorithms.plan_updates` (`select` m per prompt, `group_advantages` on the kept ones) ->
-`pods.losses.policy_loss` over micro-batches (gradients accumulate) -> clip, optimizer and
-scheduler step -> log -> checkpoint when due. GRPO-GA (`rl.algorithm=grpo_ga`) computes the
-advantages over all n and updates on them in n/m optimizer steps of m rollouts per prompt each
-(ratios against the log-probs of the sampling policy, computed before the first of them).
+`pods.algorithms.plan_update` (PODS: `select` m per prompt, `group_advantages` on the kept ones;
+GRPO / GRPO-GA: all n) -> `pods.losses.policy_loss` over micro-batches of rl.micro_batch_size
+(gradients accumulate; every importance ratio is 1) -> clip, ONE optimizer and scheduler step -> log
+-> checkpoint when due.
 
 Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
 warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
 (pods.logging), `checkpoint-<step>/` (pods.checkpoint). Rerunning the same command resumes.
 
 metrics.jsonl keys per step: step, elapsed_seconds, data_position, optimizer_steps,
-time/{generation,scoring,selection,old_logprobs,update,reference,checkpoint,step}
+time/{generation,scoring,selection,update,reference,checkpoint,step}
 (reference is inside update; checkpoint is outside step and outside elapsed_seconds), reward/total,
 reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
 accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
@@ -38,7 +37,7 @@ import torch
 from omegaconf import OmegaConf
 
 from pods import checkpoint as ckpt
-from pods.algorithms import plan_updates
+from pods.algorithms import plan_update
 from pods.backends.base import Sampling
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
 from pods.io import atomic_write_text
@@ -94,7 +93,7 @@ def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, tor
     return total, per_fn
 
 
-def build_optimizer(params, cfg, steps_per_run: int, updates_per_step: int):
+def build_optimizer(params, cfg, steps_per_run: int):
     o = cfg.optim
     opt = None
     if o.name == "adamw_8bit":
@@ -110,32 +109,30 @@ def build_optimizer(params, cfg, steps_per_run: int, updates_per_step: int):
     opt = opt or torch.optim.AdamW(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
     from transformers import get_scheduler
 
-    total = steps_per_run * updates_per_step
+    total = steps_per_run
     name = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}[o.scheduler]
     sched = get_scheduler(name, opt, num_warmup_steps=math.ceil(o.warmup_ratio * total), num_training_steps=total)
     return opt, sched
 
 
-def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> dict:
-    """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * m].
+def update(policy, kept, adv, cfg, timers=None) -> dict:
+    """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * k].
 
     Every micro-batch is normalised by the whole batch's count, so the accumulated gradient equals
-    the full-batch gradient. old_logp: per-micro-batch log-probs of the sampling policy (GRPO-GA)
-    or None (ratio 1). Returns metrics; no optimizer step here.
+    the full-batch gradient. Returns metrics; no optimizer step here.
     """
     rl, mb = cfg.rl, cfg.rl.micro_batch_size
     prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
     denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
     sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "tokens": 0.0}
-    for i, s in enumerate(range(0, len(comps), mb)):
+    for s in range(0, len(comps), mb):
         p, c = prompts[s:s + mb], comps[s:s + mb]
         ref = None
         if rl.beta > 0:
             with timers("reference") if timers else contextlib.nullcontext():
                 ref = policy.token_logprobs(p, c, reference=True)[0]
         logp, mask = policy.token_logprobs(p, c)
-        old = old_logp[i] if old_logp is not None else None
-        loss, m = policy_loss(logp, old, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
+        loss, m = policy_loss(logp, None, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
                               epsilon_high=rl.epsilon_high, aggregation=rl.aggregation, denominator=denom)
         loss.backward()
         sums["loss"] += float(loss.detach())
@@ -147,13 +144,6 @@ def update(policy, kept, adv, cfg, old_logp=None, timers=None) -> dict:
     if rl.beta > 0:
         out["kl"] = sums["kl"] / t
     return out
-
-
-@torch.no_grad()
-def old_logprobs(policy, kept, cfg) -> list:
-    """Per-micro-batch log-probs of the current (sampling) policy, without gradient."""
-    mb, prompts, comps = cfg.rl.micro_batch_size, kept.flat_prompt_ids(), kept.completion_ids
-    return [policy.token_logprobs(prompts[s:s + mb], comps[s:s + mb])[0] for s in range(0, len(comps), mb)]
 
 
 def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tensor, lengths) -> dict:
@@ -168,7 +158,7 @@ def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tens
     return row
 
 
-def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, norms) -> dict:
+def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm) -> dict:
     """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k]."""
     lengths = rollouts.completion_lengths()  # [G, n]
     row = _group_stats("reward", total, per_fn, correct, lengths)
@@ -177,9 +167,8 @@ def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, norms) -> di
                             correct.gather(1, kept_idx), lengths.gather(1, kept_idx)))
     row["completion_length/max"] = float(lengths.max())
     row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
-    for key in stats[0]:  # averaged over the optimizer steps of this training step (GRPO-GA: n/m)
-        row[key] = sum(s[key] for s in stats) / len(stats)
-    row["grad_norm"] = sum(norms) / len(norms)
+    row.update(stats)
+    row["grad_norm"] = grad_norm
     return row
 
 
@@ -205,9 +194,8 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     policy, generator = backends.build(cfg)
     prompts, answers, cols = load_prompts(cfg, policy.tokenizer)
     B, n, m = rl.prompts_per_step, rl.n, rl.m
-    chunks = n // m if alg == "grpo_ga" else 1  # optimizer steps per training step
     steps_per_run = rl.max_steps or math.ceil(len(prompts) / B)
-    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg, steps_per_run, chunks)
+    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg, steps_per_run)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
@@ -236,30 +224,25 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 total, per_fn = score(rollouts.texts, rep(answers), {k: rep(v) for k, v in cols.items()},
                                       cfg.dataset.rewards)
                 total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
-            with timers("selection"):  # [(idx [G, m], adv [G, m])] per optimizer step
-                plan = plan_updates(total, alg, m, rl.rule, scale="group" if rl.scale_std else "none", generator=gens["select"])
-                idxs, advs = [idx for idx, _ in plan], [adv for _, adv in plan]
+            with timers("selection"):  # idx [G, k], adv [G, k]
+                idx, adv = plan_update(total, alg, m, rl.rule, scale="group" if rl.scale_std else "none",
+                                       generator=gens["select"])
             if hasattr(policy, "train"):
                 policy.train()
-            stats, norms = [], []
-            with timers("old_logprobs"):  # GRPO-GA: ratios after the first optimizer step need them
-                olds = [None] + [old_logprobs(policy, rollouts.select(i), cfg) for i in idxs[1:]]
             with timers("update"):
-                for idx, adv, old in zip(idxs, advs, olds):
-                    st = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, old, timers)
-                    clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
-                    norms.append(float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip)))
-                    optimizer.step()
-                    scheduler.step()
-                    optimizer.zero_grad(set_to_none=True)
-                    stats.append(st)
+                stats = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, timers)
+                clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
+                optimizer.step()
+                scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
                 generator.update_weights(policy)
             step, position = step + 1, position + B
             step_seconds = clock() - start
             elapsed += step_seconds
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
                    "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg, "lr": scheduler.get_last_lr()[0],
-                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, torch.cat(idxs, 1), stats, norms)}
+                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm)}
             if on_step is not None:
                 row.update(on_step(row, policy, generator) or {})
             stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)

@@ -71,7 +71,7 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.max_completion_tokens=-5"], "rl.max_completion_tokens must be a positive number"),
     (["rl.save_interval=0"], "rl.save_interval must be a positive number"),
     (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
-    (["rl.algorithm=grpo_ga", "rl.n=12", "rl.m=8"], "multiple of rl.m"),
+    (["rl.algorithm=grpo_ga", "rl.n=8", "rl.m=4"], "grpo_ga trains on all n rollouts in one optimizer step"),
     (["rl.algorithm=sgd"], "unknown rl.algorithm"),
     (["dataset.path=/nonexistent/train.jsonl"], "dataset.path /nonexistent/train.jsonl does not exist"),
     (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
@@ -120,7 +120,7 @@ def test_gpu_only_backend_without_cuda_points_at_the_demo(backend, monkeypatch):
 def test_run_name_and_algorithm_derivation():
     grpo = compose_cfg(["rl.n=16", "rl.m=16", "seed=3"])
     assert pc.algorithm(grpo) == "grpo" and pc.run_dir(grpo).name.endswith("grpo-n16-m16-seed3")
-    ga = compose_cfg(["rl.n=64", "rl.m=16", "rl.algorithm=grpo_ga"])
+    ga = compose_cfg(["rl.n=64", "rl.m=64", "rl.algorithm=grpo_ga"])
     assert pc.algorithm(ga) == "grpo_ga"
     named = compose_cfg(["run_name=mine", "output_root=/tmp/x"])
     assert pc.run_dir(named) == Path("/tmp/x/mine")

@@ -28,13 +28,16 @@ class Spy:
     """Records what each `update` call trains on and the policy's weights right after loading."""
 
     def __init__(self, monkeypatch):
-        self.updates, self.policy, self.initial = [], None, None
+        self.updates, self.policy, self.initial, self.on_update = [], None, None, None
         real_update, real_build = trainer.update, pods.backends.build
 
-        def update(policy, kept, adv, cfg, old_logp=None, timers=None):
+        def update(policy, kept, adv, cfg, timers=None):
             self.updates.append({"groups": kept.num_groups, "per_prompt": kept.n, "total": len(kept),
-                                 "adv": tuple(adv.shape), "old": old_logp is not None})
-            return real_update(policy, kept, adv, cfg, old_logp, timers)
+                                 "adv": tuple(adv.shape)})
+            out = real_update(policy, kept, adv, cfg, timers)
+            if self.on_update is not None:
+                self.on_update(policy, kept, adv, cfg)
+            return out
 
         def build(cfg):
             policy, generator = real_build(cfg)
@@ -51,10 +54,11 @@ class Spy:
         return [not torch.equal(now[k].detach(), v) for k, v in self.initial.items() if ("lora_" in k) == lora]
 
 
-def run(tmp_path, monkeypatch, *extra, **kw):
+def run(tmp_path, monkeypatch, *extra, on_update=None, **kw):
     patch_task(monkeypatch)
     skip_reward_check(monkeypatch)
     spy = Spy(monkeypatch)
+    spy.on_update = on_update
     run_dir = trainer.train(tiny_cfg(tmp_path, *extra), **kw)
     return run_dir, read_metrics(run_dir), spy
 
@@ -62,7 +66,7 @@ def run(tmp_path, monkeypatch, *extra, **kw):
 def test_pods_updates_lora_on_m_of_n_rollouts_per_prompt(tmp_path, monkeypatch):
     run_dir, rows, spy = run(tmp_path, monkeypatch)  # n=8, m=4, B=2, 3 steps
     assert [r["step"] for r in rows] == [1, 2, 3] and rows[0]["algorithm"] == "pods"
-    assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,), "old": False}] * 3
+    assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,)}] * 3
     assert all(math.isfinite(r["loss"]) and r["grad_norm"] > 0 for r in rows)
     assert all(spy.changed(lora=True)) and not any(spy.changed(lora=False))
     for key in ("time/generation", "time/scoring", "time/selection", "time/update", "time/step", "reward/total",
@@ -81,15 +85,37 @@ def test_pods_updates_lora_on_m_of_n_rollouts_per_prompt(tmp_path, monkeypatch):
 def test_grpo_uses_all_n(tmp_path, monkeypatch):
     _, rows, spy = run(tmp_path, monkeypatch, "rl.n=4", "rl.m=4", "rl.max_steps=2")
     assert rows[0]["algorithm"] == "grpo"
-    assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,), "old": False}] * 2
+    assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,)}] * 2
     assert rows[0]["reward/total"] == pytest.approx(rows[0]["reward_kept/total"])
 
 
-def test_grpo_ga_updates_on_all_n_in_n_over_m_optimizer_steps(tmp_path, monkeypatch):
-    _, rows, spy = run(tmp_path, monkeypatch, "rl.algorithm=grpo_ga", "rl.max_steps=2")  # n=8, m=4
+def test_grpo_ga_is_one_optimizer_step_whose_accumulated_gradient_is_the_full_batch_gradient(tmp_path, monkeypatch):
+    """The paper's GRPO-GA: all n rollouts, advantages over all n, one optimizer step; the gradient
+    accumulated over micro-batches of 3 equals one backward pass over all G * n = 16 rollouts."""
+    from pods.losses import policy_loss
+
+    checked = []
+
+    def full_batch_check(policy, kept, adv, cfg):
+        accumulated = [p.grad.clone() for p in policy.trainable_parameters()]
+        policy.model.zero_grad()
+        logp, mask = policy.token_logprobs(kept.flat_prompt_ids(), kept.completion_ids)  # all 16 at once
+        policy_loss(logp, None, adv, mask)[0].backward()
+        full = [p.grad.clone() for p in policy.trainable_parameters()]
+        checked.append(all(torch.allclose(a, f, atol=1e-6) for a, f in zip(accumulated, full)))
+        assert any(f.abs().sum() > 0 for f in full)
+        for p, a in zip(policy.trainable_parameters(), accumulated):  # training goes on from the accumulated one
+            p.grad = a
+
+    steps = []
+    real_step = torch.optim.AdamW.step
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, *a, **k: steps.append(1) or real_step(self, *a, **k))
+    _, rows, spy = run(tmp_path, monkeypatch, "rl.algorithm=grpo_ga", "rl.m=8", "rl.micro_batch_size=3",
+                       "rl.max_steps=2", on_update=full_batch_check)  # n = m = 8, B = 2
     assert rows[0]["algorithm"] == "grpo_ga"
-    assert [(u["per_prompt"], u["old"]) for u in spy.updates] == [(4, False), (4, True)] * 2
-    assert [r["optimizer_steps"] for r in rows] == [2, 4]
+    assert spy.updates == [{"groups": 2, "per_prompt": 8, "total": 16, "adv": (16,)}] * 2
+    assert checked == [True, True]
+    assert len(steps) == 2 and [r["optimizer_steps"] for r in rows] == [1, 2]  # one per training step
     assert rows[0]["reward/total"] == pytest.approx(rows[0]["reward_kept/total"])  # all n used
     assert all(spy.changed(lora=True))
 
