@@ -34,6 +34,11 @@ class ConfigError(ValueError):
     """A config problem found at start-up; the message says what to change."""
 
 
+REMOVED_KEYS = {  # keys of earlier versions: what replaced them
+    "rl.epsilon": "removed: every batch is trained on once (importance ratio 1), so PPO clipping never acted; "
+                  "delete the key (docs/algorithms.md)",
+    "rl.epsilon_high": "removed with rl.epsilon (ratio 1, no clipping); delete the key",
+}
 OPEN = ("backend", "warmstart", "evaluation")  # sections whose keys are not checked here
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
                        "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
@@ -82,7 +87,8 @@ def _unknown_keys(section: str, value, schema) -> list[str]:
     problems = []
     for key in value:
         if key not in names:
-            problems.append(f"unknown key {section}.{key}; valid keys: {', '.join(names)}")
+            hint = REMOVED_KEYS.get(f"{section}.{key}".lstrip("."))
+            problems.append(f"unknown key {section}.{key}; " + (hint or f"valid keys: {', '.join(names)}"))
         else:
             sub = names[key].default_factory if names[key].default_factory is not dataclasses.MISSING else None
             if sub is not None and dataclasses.is_dataclass(sub):
@@ -116,8 +122,7 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     for name in ("n", "m", "prompts_per_step", "micro_batch_size", "max_prompt_tokens",
                  "max_completion_tokens", "save_steps"):
         positive(f"rl.{name}", rl[name])
-    for name in ("save_interval", "epsilon"):
-        positive(f"rl.{name}", rl[name])
+    positive("rl.save_interval", rl.save_interval)
     positive("rl.max_steps", rl.max_steps, allow_none=True)
     positive("rl.max_time", rl.max_time, allow_none=True)
     positive("optim.lr", optim.lr)

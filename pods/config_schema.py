@@ -72,8 +72,6 @@ class RLConfig:
     prompts_per_step: int = 1  # B: prompts (groups) per training step
     micro_batch_size: int = 4  # completions per forward/backward pass (gradient accumulation)
     beta: float = 0.0  # KL coefficient; > 0 computes reference log-probs (adapter disabled)
-    epsilon: float = 0.2  # PPO clip range (low side)
-    epsilon_high: Any = None  # PPO clip range high side (null: epsilon)
     aggregation: str = "sequence"  # loss aggregation: sequence | token
     scale_std: bool = True  # divide advantages by the group std
     temperature: float = 0.9  # sampling temperature of the rollouts

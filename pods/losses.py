@@ -1,14 +1,17 @@
 """The GRPO policy loss as pure tensor functions.
 
-    logp = token_logprobs(logits, ids)                       # [B, T, V], [B, T] -> [B, T]
-    loss, metrics = policy_loss(logp, old_logp, adv, mask)   # adv [B], mask [B, T]
+    logp = token_logprobs(logits, ids)                      # [B, T, V], [B, T] -> [B, T]
+    loss, metrics = policy_loss(logp, adv, mask)            # adv [B], mask [B, T]
 
-Clipped importance ratio (PPO style; ratio is 1 when each batch is used once), optional k3 KL
-penalty against reference log-probs (omitted when beta == 0), and two aggregations:
-"sequence" (mean over each completion's tokens, then over completions: the paper's) and
-"token" (mean over all tokens). `denominator` lets a caller that splits a batch into
-micro-batches normalise every micro-batch by the whole batch's count, so accumulated gradients
-equal the full-batch gradient.
+Every batch of rollouts is trained on once, right after it was sampled, so the importance ratio
+pi / pi_old is exactly 1 and PPO clipping never acts: the loss is -A * exp(logp - logp.detach())
+per token (value -A, gradient -A * d logp), as in the authors' single-GPU trainer
+(trainer/maxvargrpo_trainer.py:586 of YixuanEvenXu/pods) and TRL with num_iterations = 1.
+Optional k3 KL penalty against reference log-probs (omitted when beta == 0), and two aggregations:
+"sequence" (mean over each completion's tokens, then over completions: the paper's,
+maxvargrpo_trainer.py:588) and "token" (mean over all tokens). `denominator` lets a caller that
+splits a batch into micro-batches normalise every micro-batch by the whole batch's count, so
+accumulated gradients equal the full-batch gradient.
 """
 
 from __future__ import annotations
@@ -27,21 +30,17 @@ def token_logprobs(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
 
 def policy_loss(
     logp: torch.Tensor,
-    old_logp: torch.Tensor | None,
     advantages: torch.Tensor,
     mask: torch.Tensor,
     *,
     ref_logp: torch.Tensor | None = None,
     beta: float = 0.0,
-    epsilon: float = 0.2,
-    epsilon_high: float | None = None,
     aggregation: str = "sequence",
     denominator: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
-    """GRPO loss for B completions.
+    """GRPO loss for B completions sampled by the current policy (ratio 1).
 
-    logp [B, T] current log-probs (with grad); old_logp [B, T] log-probs of the policy that
-    sampled (None: same as logp, ratio 1); advantages [B]; mask [B, T] 1 on completion tokens;
+    logp [B, T] current log-probs (with grad); advantages [B]; mask [B, T] 1 on completion tokens;
     ref_logp [B, T] reference log-probs, required when beta > 0.
     denominator: number of sequences ("sequence") or tokens ("token") of the full batch; default
     is this batch's own count.
@@ -51,12 +50,9 @@ def policy_loss(
     if beta > 0 and ref_logp is None:
         raise ValueError("beta > 0 needs ref_logp (reference log-probs)")
     mask = mask.to(logp.dtype)
-    old = logp.detach() if old_logp is None else old_logp.detach()
     adv = advantages.to(logp.dtype).unsqueeze(1)  # [B, 1]
-    ratio = torch.exp((logp - old) * mask)  # [B, T]; padding gives ratio 1, never inf
-    high = epsilon if epsilon_high is None else epsilon_high
-    clipped = torch.clamp(ratio, 1 - epsilon, 1 + high)
-    per_token = -torch.min(ratio * adv, clipped * adv)  # [B, T]
+    ratio = torch.exp((logp - logp.detach()) * mask)  # [B, T]: 1, with the gradient of logp
+    per_token = -ratio * adv  # [B, T]
     kl = None
     if beta > 0:
         delta = (ref_logp.detach() - logp) * mask  # k3 estimator: exp(d) - d - 1 >= 0
@@ -71,13 +67,7 @@ def policy_loss(
         loss = (per_token * mask).sum() / (denominator or mask.sum().clamp(min=1))
 
     with torch.no_grad():
-        total = mask.sum().clamp(min=1)
-        is_clipped = ((ratio < 1 - epsilon) & (adv < 0)) | ((ratio > 1 + high) & (adv > 0))
-        metrics = {
-            "clip_fraction": float((is_clipped * mask).sum() / total),
-            "ratio_mean": float((ratio * mask).sum() / total),
-            "completion_tokens": float(mask.sum()),
-        }
+        metrics = {"completion_tokens": float(mask.sum())}
         if kl is not None:
-            metrics["kl"] = float((kl * mask).sum() / total)
+            metrics["kl"] = float((kl * mask).sum() / mask.sum().clamp(min=1))
     return loss, metrics

@@ -18,7 +18,7 @@ time/{generation,scoring,selection,update,reference,checkpoint,step}
 reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
 accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
 (groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
-frac_truncated, loss, kl (beta > 0), clip_fraction, grad_norm, lr.
+frac_truncated, loss, kl (beta > 0), grad_norm, lr.
 `on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
 outside the training-time clock; a dict it returns is added to the step's metrics row.
 """
@@ -124,7 +124,7 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
     rl, mb = cfg.rl, cfg.rl.micro_batch_size
     prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
     denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
-    sums = {"loss": 0.0, "kl": 0.0, "clip_fraction": 0.0, "tokens": 0.0}
+    sums = {"loss": 0.0, "kl": 0.0, "tokens": 0.0}
     for s in range(0, len(comps), mb):
         p, c = prompts[s:s + mb], comps[s:s + mb]
         ref = None
@@ -132,15 +132,14 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
             with timers("reference") if timers else contextlib.nullcontext():
                 ref = policy.token_logprobs(p, c, reference=True)[0]
         logp, mask = policy.token_logprobs(p, c)
-        loss, m = policy_loss(logp, None, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta, epsilon=rl.epsilon,
-                              epsilon_high=rl.epsilon_high, aggregation=rl.aggregation, denominator=denom)
+        loss, m = policy_loss(logp, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta,
+                              aggregation=rl.aggregation, denominator=denom)
         loss.backward()
         sums["loss"] += float(loss.detach())
         sums["tokens"] += m["completion_tokens"]
         sums["kl"] += m.get("kl", 0.0) * m["completion_tokens"]
-        sums["clip_fraction"] += m["clip_fraction"] * m["completion_tokens"]
     t = max(sums.pop("tokens"), 1.0)
-    out = {"loss": sums["loss"], "clip_fraction": sums["clip_fraction"] / t}
+    out = {"loss": sums["loss"]}
     if rl.beta > 0:
         out["kl"] = sums["kl"] / t
     return out

@@ -97,6 +97,13 @@ def test_unknown_key_in_a_closed_section():
     assert "unknown key rl.nn" in msg and "unknown key model.lora.rnk" in msg
 
 
+def test_removed_keys_say_what_replaced_them():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.rl.epsilon = 0.2
+    assert "unknown key rl.epsilon; removed: every batch is trained on once (importance ratio 1)" in errors(cfg, cuda=False)
+
+
 def test_backend_section_is_open_but_name_is_checked():
     cfg = compose_cfg([])
     OmegaConf.set_struct(cfg, False)
