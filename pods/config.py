@@ -38,6 +38,7 @@ REMOVED_KEYS = {  # keys of earlier versions: what replaced them
     "rl.epsilon": "removed: every batch is trained on once (importance ratio 1), so PPO clipping never acted; "
                   "delete the key (docs/algorithms.md)",
     "rl.epsilon_high": "removed with rl.epsilon (ratio 1, no clipping); delete the key",
+    "rl.scale_std": "replaced by rl.scale_rewards: group (was true) | batch | none (was false)",
 }
 OPEN = ("backend", "warmstart", "evaluation")  # sections whose keys are not checked here
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
@@ -104,6 +105,7 @@ def _cuda() -> bool:
 
 def validate(cfg, *, cuda: bool | None = None) -> None:
     """Check the config before any model loads; raise ConfigError listing every problem."""
+    from pods.advantages import SCALES, STDS
     from pods.backends import BACKENDS
     from pods.downsample import RULES
 
@@ -138,6 +140,10 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown rl.algorithm {rl.algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     if rl.save_strategy not in SAVE_STRATEGIES:
         p.append(f"unknown rl.save_strategy {rl.save_strategy!r}; valid: {', '.join(SAVE_STRATEGIES)}")
+    if rl.scale_rewards not in SCALES:
+        p.append(f"unknown rl.scale_rewards {rl.scale_rewards!r}; valid: {', '.join(SCALES)}")
+    if rl.advantage_std not in STDS:
+        p.append(f"unknown rl.advantage_std {rl.advantage_std!r}; valid: {', '.join(STDS)}")
     if rl.aggregation not in ("sequence", "token"):
         p.append(f"unknown rl.aggregation {rl.aggregation!r}; valid: sequence, token")
     if optim.name not in OPTIMIZERS:

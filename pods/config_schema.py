@@ -73,7 +73,8 @@ class RLConfig:
     micro_batch_size: int = 4  # completions per forward/backward pass (gradient accumulation)
     beta: float = 0.0  # KL coefficient; > 0 computes reference log-probs (adapter disabled)
     aggregation: str = "sequence"  # loss aggregation: sequence | token
-    scale_std: bool = True  # divide advantages by the group std
+    scale_rewards: str = "group"  # advantage scale (TRL's scale_rewards): group | batch | none (r - group mean)
+    advantage_std: str = "sample"  # std of that scale: sample (n - 1, torch/TRL/the authors) | population (n)
     temperature: float = 0.9  # sampling temperature of the rollouts
     top_p: float = 1.0
     max_prompt_tokens: int = 512  # longer prompts are dropped from the dataset

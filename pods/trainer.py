@@ -224,7 +224,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                                       cfg.dataset.rewards)
                 total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
             with timers("selection"):  # idx [G, k], adv [G, k]
-                idx, adv = plan_update(total, alg, m, rl.rule, scale="group" if rl.scale_std else "none",
+                idx, adv = plan_update(total, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
                                        generator=gens["select"])
             if hasattr(policy, "train"):
                 policy.train()

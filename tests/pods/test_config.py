@@ -73,6 +73,8 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
     (["rl.algorithm=grpo_ga", "rl.n=8", "rl.m=4"], "grpo_ga trains on all n rollouts in one optimizer step"),
     (["rl.algorithm=sgd"], "unknown rl.algorithm"),
+    (["rl.scale_rewards=true"], "unknown rl.scale_rewards True; valid: group, batch, none"),
+    (["rl.advantage_std=biased"], "unknown rl.advantage_std 'biased'; valid: sample, population"),
     (["dataset.path=/nonexistent/train.jsonl"], "dataset.path /nonexistent/train.jsonl does not exist"),
     (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
     (["dataset.name=gsm9k"], "unknown dataset.name 'gsm9k'; valid: "),

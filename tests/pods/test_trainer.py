@@ -120,6 +120,22 @@ def test_grpo_ga_is_one_optimizer_step_whose_accumulated_gradient_is_the_full_ba
     assert all(spy.changed(lora=True))
 
 
+@pytest.mark.parametrize("scale, std", [("group", "sample"), ("batch", "population"), ("none", "sample")])
+def test_advantage_scale_and_std_come_from_the_config(tmp_path, monkeypatch, scale, std):
+    from pods.advantages import group_advantages
+
+    seen, real = [], trainer.plan_update
+
+    def plan(rewards, *a, **kw):
+        idx, adv = real(rewards, *a, **kw)
+        seen.append(torch.allclose(adv, group_advantages(rewards.gather(1, idx), scale=scale, std=std)))
+        return idx, adv
+
+    monkeypatch.setattr(trainer, "plan_update", plan)
+    run(tmp_path, monkeypatch, f"rl.scale_rewards={scale}", f"rl.advantage_std={std}", "rl.max_steps=2")
+    assert seen == [True, True]
+
+
 def test_kl_penalty_against_the_adapter_free_reference(tmp_path, monkeypatch):
     _, rows, spy = run(tmp_path, monkeypatch, "rl.beta=0.1", "rl.max_steps=2")
     assert rows[0]["kl"] == pytest.approx(0.0, abs=1e-6)  # LoRA B starts at zero: policy == reference
