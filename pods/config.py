@@ -150,6 +150,7 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown optim.name {optim.name!r}; valid: {', '.join(OPTIMIZERS)}")
     if optim.scheduler not in SCHEDULERS:
         p.append(f"unknown optim.scheduler {optim.scheduler!r}; valid: {', '.join(SCHEDULERS)}")
+    p += _check_schedule(optim)
     n, m = rl.n, rl.m
     if isinstance(n, int) and isinstance(m, int):
         if m > n:
@@ -192,6 +193,18 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown model.tiny.arch {model.tiny.arch!r}; valid: qwen2, llama")
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+
+
+def _check_schedule(optim) -> list[str]:
+    """Warm-up in [0, 1), and only for schedules that have one (HF's `constant` ignores it)."""
+    w = optim.warmup_ratio
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0 <= w < 1:
+        return [f"optim.warmup_ratio must be in [0, 1) (a fraction of the run), got {w!r}"]
+    if optim.scheduler == "constant" and w > 0:
+        return [f"optim.scheduler=constant has no warm-up (as HF's `constant`, which ignores warmup_ratio), "
+                f"got optim.warmup_ratio={w}: set optim.warmup_ratio=0, or optim.scheduler=constant_with_warmup "
+                "for a warm-up then a constant lr"]
+    return []
 
 
 def _check_dataset(data) -> list[str]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pods.schedule import SCHEDULERS  # noqa: F401  (optim.scheduler names)
+
 ALGORITHMS = ("auto", "pods", "grpo", "grpo_ga")
 SAVE_STRATEGIES = ("time", "steps")
 OPTIMIZERS = ("adamw", "adamw_8bit")
-SCHEDULERS = ("constant", "linear", "cosine")
 GPU_ONLY_BACKENDS = ("unsloth", "vllm")  # vllm is allowed on CPU only when a (CPU) vllm is importable
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -93,8 +94,8 @@ class OptimConfig:
     lr: float = 5e-6
     betas: list = field(default_factory=lambda: [0.9, 0.99])
     weight_decay: float = 0.1
-    warmup_ratio: float = 0.01  # of max_steps (or of one epoch of prompts when max_steps is null)
-    scheduler: str = "constant"  # constant | linear | cosine (after warmup)
+    warmup_ratio: float = 0.0  # warm-up: this fraction of rl.max_steps, or of rl.max_time when max_steps is null
+    scheduler: str = "constant"  # constant (no warm-up) | constant_with_warmup | linear | cosine (pods.schedule)
     max_grad_norm: float = 0.1  # gradient clipping (<= 0: off)
 
 

@@ -18,7 +18,8 @@ time/{generation,scoring,selection,update,reference,checkpoint,step}
 reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
 accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
 (groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
-frac_truncated, loss, kl (beta > 0), grad_norm, lr.
+frac_truncated, loss, kl (beta > 0), grad_norm, lr (the one this step's optimizer step used:
+pods.schedule, sized by rl.max_steps or, when that is null, by the time budget rl.max_time).
 `on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
 outside the training-time clock; a dict it returns is added to the step's metrics row.
 """
@@ -26,7 +27,6 @@ outside the training-time clock; a dict it returns is added to the step's metric
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import time
 import warnings
@@ -43,6 +43,7 @@ from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_ru
 from pods.io import atomic_write_text
 from pods.logging import MetricsLogger, PhaseTimers, Progress
 from pods.losses import policy_loss
+from pods.schedule import LRSchedule
 
 
 def seed_everything(seed: int) -> None:
@@ -93,7 +94,8 @@ def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, tor
     return total, per_fn
 
 
-def build_optimizer(params, cfg, steps_per_run: int):
+def build_optimizer(params, cfg):
+    """(optimizer, pods.schedule.LRSchedule) per cfg.optim, the schedule sized by rl.max_steps or rl.max_time."""
     o = cfg.optim
     opt = None
     if o.name == "adamw_8bit":
@@ -107,11 +109,8 @@ def build_optimizer(params, cfg, steps_per_run: int):
         if opt is None:
             warnings.warn("optim.name=adamw_8bit needs CUDA and bitsandbytes; using torch AdamW")
     opt = opt or torch.optim.AdamW(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
-    from transformers import get_scheduler
-
-    total = steps_per_run
-    name = {"constant": "constant_with_warmup", "linear": "linear", "cosine": "cosine"}[o.scheduler]
-    sched = get_scheduler(name, opt, num_warmup_steps=math.ceil(o.warmup_ratio * total), num_training_steps=total)
+    sched = LRSchedule(opt, lr=o.lr, name=o.scheduler, warmup_ratio=o.warmup_ratio,
+                       max_steps=cfg.rl.max_steps, max_time=cfg.rl.max_time)
     return opt, sched
 
 
@@ -193,8 +192,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     policy, generator = backends.build(cfg)
     prompts, answers, cols = load_prompts(cfg, policy.tokenizer)
     B, n, m = rl.prompts_per_step, rl.n, rl.m
-    steps_per_run = rl.max_steps or math.ceil(len(prompts) / B)
-    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg, steps_per_run)
+    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
@@ -232,6 +230,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 stats = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, timers)
                 clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
+                lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
@@ -240,7 +239,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
             step_seconds = clock() - start
             elapsed += step_seconds
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
-                   "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg, "lr": scheduler.get_last_lr()[0],
+                   "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg, "lr": lr,
                    **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm)}
             if on_step is not None:
                 row.update(on_step(row, policy, generator) or {})

@@ -33,6 +33,8 @@ def test_defaults_are_the_paper_setting_and_valid():
     assert (cfg.model.lora.rank, cfg.model.lora.alpha, cfg.model.load_in_4bit) == (64, 64, True)
     assert (cfg.optim.lr, cfg.optim.max_grad_norm, cfg.rl.beta, cfg.rl.prompts_per_step) == (5e-6, 0.1, 0.0, 1)
     assert (cfg.rl.save_interval, cfg.rl.max_time, cfg.rl.save_strategy) == (1800, 21600, "time")
+    assert (cfg.optim.scheduler, cfg.optim.warmup_ratio) == ("constant", 0.0)  # HF constant: no warm-up
+    assert (cfg.rl.scale_rewards, cfg.rl.advantage_std) == ("group", "sample")
     assert pc.algorithm(cfg) == "pods"
     assert pc.run_dir(cfg) == Path("checkpoints/gsm8k-qwen2.5-3b-instruct-pods-max_variance-n64-m16-seed0")
 
@@ -73,6 +75,10 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
     (["rl.algorithm=grpo_ga", "rl.n=8", "rl.m=4"], "grpo_ga trains on all n rollouts in one optimizer step"),
     (["rl.algorithm=sgd"], "unknown rl.algorithm"),
+    (["optim.warmup_ratio=0.01"], "optim.scheduler=constant has no warm-up (as HF's `constant`"),
+    (["optim.scheduler=cosine", "optim.warmup_ratio=1.5"], "optim.warmup_ratio must be in [0, 1)"),
+    (["optim.scheduler=cosine", "optim.warmup_ratio=-0.1"], "optim.warmup_ratio must be in [0, 1)"),
+    (["optim.scheduler=exponential"], "valid: constant, constant_with_warmup, linear, cosine"),
     (["rl.scale_rewards=true"], "unknown rl.scale_rewards True; valid: group, batch, none"),
     (["rl.advantage_std=biased"], "unknown rl.advantage_std 'biased'; valid: sample, population"),
     (["dataset.path=/nonexistent/train.jsonl"], "dataset.path /nonexistent/train.jsonl does not exist"),

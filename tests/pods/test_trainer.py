@@ -173,6 +173,59 @@ def test_time_based_checkpoints_and_time_budget_with_a_fake_clock(tmp_path, monk
         assert state["elapsed_seconds"] == pytest.approx(elapsed[step])
 
 
+def record_lrs(monkeypatch) -> list[float]:
+    """The learning rate every optimizer step actually uses."""
+    lrs, real_step = [], torch.optim.AdamW.step
+    monkeypatch.setattr(torch.optim.AdamW, "step",
+                        lambda self, *a, **k: lrs.append(self.param_groups[0]["lr"]) or real_step(self, *a, **k))
+    return lrs
+
+
+def test_default_constant_schedule_uses_the_full_lr_from_step_1(tmp_path, monkeypatch):
+    from trainer_helpers import compose_cfg
+
+    lrs = record_lrs(monkeypatch)
+    default = compose_cfg([]).optim  # train.yaml's schedule: the authors' constant, no warm-up
+    _, rows, _ = run(tmp_path, monkeypatch, f"optim.scheduler={default.scheduler}",
+                     f"optim.warmup_ratio={default.warmup_ratio}")
+    assert lrs == [1e-2] * 3 and [r["lr"] for r in rows] == lrs
+
+
+class CrashAt(Exception):
+    pass
+
+
+def test_time_sized_cosine_follows_the_training_clock_and_resumes_exactly(tmp_path, monkeypatch):
+    """rl.max_steps=null: the cosine spans rl.max_time of training time (not one epoch of 20 steps), each
+    step's lr is the cosine at the training seconds before it, and a crash + resume continues the curve."""
+    from pods.schedule import lr_factor
+
+    extra = ("rl.max_steps=null", "rl.max_time=300", "rl.save_strategy=time", "rl.save_interval=100",
+             "optim.scheduler=cosine")
+    lrs = record_lrs(monkeypatch)
+    _, rows, _ = run(tmp_path / "straight", monkeypatch, *extra, clock=FakeClock())
+    before = [0.0] + [r["elapsed_seconds"] for r in rows[:-1]]  # training seconds before each step
+    assert len(rows) > 20 and rows[-1]["elapsed_seconds"] >= 300 > before[-1]  # longer than one epoch
+    assert lrs == [r["lr"] for r in rows]
+    assert [r["lr"] for r in rows] == pytest.approx([1e-2 * lr_factor("cosine", t / 300, 0.0) for t in before])
+    half = min(range(len(rows)), key=lambda i: abs(before[i] - 150))
+    assert rows[half]["lr"] == pytest.approx(0.5e-2, abs=0.1e-2) and rows[-1]["lr"] > 0
+
+    def crash(row, policy, generator):
+        if row["step"] == 15:
+            raise CrashAt()
+
+    with pytest.raises(CrashAt):
+        run(tmp_path / "crashed", monkeypatch, *extra, clock=FakeClock(), on_step=crash)
+    from pods.checkpoint import latest, read_state
+
+    assert 5 < read_state(latest(tmp_path / "crashed" / "t"))["step"] < 15  # resumes mid-curve
+    _, resumed, _ = run(tmp_path / "crashed", monkeypatch, *extra, clock=FakeClock())
+    assert [r["step"] for r in resumed] == [r["step"] for r in rows]
+    assert [r["lr"] for r in resumed] == pytest.approx([r["lr"] for r in rows], rel=1e-12)
+    assert [r["optimizer_steps"] for r in resumed] == list(range(1, len(rows) + 1))
+
+
 def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monkeypatch):
     run_dir, rows, _ = run(tmp_path, monkeypatch, "rl.max_steps=1")
     again_dir, again, spy = run(tmp_path, monkeypatch, "rl.max_steps=1")  # finished run: nothing to do
