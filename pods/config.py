@@ -130,6 +130,9 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     positive("optim.lr", optim.lr)
     if rl.temperature is None or rl.temperature < 0:
         p.append(f"rl.temperature must be >= 0 (0 = greedy), got {rl.temperature!r}")
+    elif rl.temperature == 0 and rl.logprob_temperature:
+        p.append("rl.logprob_temperature=true divides the logits by rl.temperature, which is 0: "
+                 "set rl.logprob_temperature=false or a temperature > 0")
     if rl.beta is None or rl.beta < 0:
         p.append(f"rl.beta must be >= 0, got {rl.beta!r}")
     if rl.max_steps is None and rl.max_time is None:

@@ -77,6 +77,7 @@ class RLConfig:
     scale_rewards: str = "group"  # advantage scale (TRL's scale_rewards): group | batch | none (r - group mean)
     advantage_std: str = "sample"  # std of that scale: sample (n - 1, torch/TRL/the authors) | population (n)
     temperature: float = 0.9  # sampling temperature of the rollouts
+    logprob_temperature: bool = True  # loss log-probs from logits / temperature (TRL, verl); false: the authors' 1-GPU
     top_p: float = 1.0
     max_prompt_tokens: int = 512  # longer prompts are dropped from the dataset
     max_completion_tokens: int = 512

@@ -1,6 +1,7 @@
 """The GRPO policy loss as pure tensor functions.
 
     logp = token_logprobs(logits, ids)                      # [B, T, V], [B, T] -> [B, T]
+    logp = token_logprobs(logits, ids, temperature=0.9)     # log-probs under softmax(logits / 0.9)
     loss, metrics = policy_loss(logp, adv, mask)            # adv [B], mask [B, T]
 
 Every batch of rollouts is trained on once, right after it was sampled, so the importance ratio
@@ -21,9 +22,18 @@ import torch
 AGGREGATIONS = ("sequence", "token")
 
 
-def token_logprobs(logits: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
-    """[B, T, V] logits, [B, T] chosen ids -> [B, T] log-probabilities (float32)."""
+def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """[B, T, V] logits, [B, T] chosen ids -> [B, T] log-probabilities (float32) of softmax(logits / temperature).
+
+    temperature = the sampling temperature gives the log-probs of the distribution the rollouts were
+    drawn from (TRL, verl, the authors' 8-GPU fork); 1.0 those of the model itself (the authors'
+    single-GPU trainer). See rl.logprob_temperature.
+    """
+    if temperature <= 0:
+        raise ValueError(f"temperature must be > 0 to divide the logits by it, got {temperature}")
     logits = logits.float()
+    if temperature != 1.0:
+        logits = logits / temperature
     chosen = logits.gather(-1, ids.unsqueeze(-1)).squeeze(-1)  # [B, T]
     return chosen - torch.logsumexp(logits, dim=-1)
 

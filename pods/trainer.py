@@ -121,6 +121,7 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
     the full-batch gradient. Returns metrics; no optimizer step here.
     """
     rl, mb = cfg.rl, cfg.rl.micro_batch_size
+    temp = rl.temperature if rl.logprob_temperature else 1.0  # current and reference log-probs alike
     prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
     denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
     sums = {"loss": 0.0, "kl": 0.0, "tokens": 0.0}
@@ -129,8 +130,8 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
         ref = None
         if rl.beta > 0:
             with timers("reference") if timers else contextlib.nullcontext():
-                ref = policy.token_logprobs(p, c, reference=True)[0]
-        logp, mask = policy.token_logprobs(p, c)
+                ref = policy.token_logprobs(p, c, reference=True, temperature=temp)[0]
+        logp, mask = policy.token_logprobs(p, c, temperature=temp)
         loss, m = policy_loss(logp, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta,
                               aggregation=rl.aggregation, denominator=denom)
         loss.backward()

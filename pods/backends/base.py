@@ -45,13 +45,14 @@ class Policy(Protocol):
     tokenizer: object
 
     def token_logprobs(
-        self, prompts: list[list[int]], completions: list[list[int]], *, reference: bool = False
+        self, prompts: list[list[int]], completions: list[list[int]], *, reference: bool = False,
+        temperature: float = 1.0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-probs of each completion token given its prompt.
 
         Returns (logp [B, T], mask [B, T]) with T the longest completion; mask is 1.0 on real
         tokens. `reference=True` evaluates the frozen reference model (adapter disabled), without
-        gradient.
+        gradient. `temperature`: log-probs of softmax(logits / temperature) (pods.losses.token_logprobs).
         """
         ...
 

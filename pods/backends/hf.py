@@ -105,8 +105,8 @@ class HFPolicy:
             attn[b, P - len(p):P + len(c)] = 1
         return ids.to(self.device), attn.to(self.device), T
 
-    def token_logprobs(self, prompts, completions, *, reference: bool = False):
-        """(logp [B, T], mask [B, T]) of each completion token given its prompt."""
+    def token_logprobs(self, prompts, completions, *, reference: bool = False, temperature: float = 1.0):
+        """(logp [B, T], mask [B, T]) of each completion token given its prompt, at `temperature`."""
         ids, attn, T = self._batch(prompts, completions)
         pos = (attn.cumsum(-1) - 1).clamp(min=0)  # positions ignore the left padding
         if reference and not self.lora and self.reference is None:
@@ -120,7 +120,7 @@ class HFPolicy:
                 ctx.enter_context(self.model.disable_adapter())
         with ctx:
             logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, logits_to_keep=T + 1).logits
-            logp = token_logprobs(logits[:, :-1], ids[:, -T:])  # position t predicts token t + 1
+            logp = token_logprobs(logits[:, :-1], ids[:, -T:], temperature)  # position t predicts token t + 1
         mask = attn[:, -T:].to(logp.dtype)
         return logp * mask, mask
 

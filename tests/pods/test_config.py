@@ -45,6 +45,20 @@ def test_every_preset_composes_and_validates(preset):
     pc.validate(cfg, cuda=True)
 
 
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p != "demo"])
+def test_single_gpu_paper_presets_run_what_the_authors_ran(preset):
+    """config/train.yaml + trainer/maxvargrpo_trainer.py of YixuanEvenXu/pods (see docs/algorithms.md)."""
+    cfg = compose_cfg([f"experiment={preset}"])
+    rl, o, lora = cfg.rl, cfg.optim, cfg.model.lora
+    assert rl.logprob_temperature is False  # raw logits (maxvargrpo_trainer.py:361-378)
+    assert (rl.temperature, rl.top_p, rl.max_prompt_tokens, rl.max_completion_tokens) == (0.9, 1.0, 512, 512)
+    assert (rl.prompts_per_step, rl.aggregation, rl.scale_rewards, rl.advantage_std) == (1, "sequence", "group", "sample")
+    assert (o.name, o.lr, list(o.betas), o.weight_decay, o.max_grad_norm) == ("adamw_8bit", 5e-6, [0.9, 0.99], 0.1, 0.1)
+    assert (o.scheduler, o.warmup_ratio) == ("constant", 0.0)
+    assert (lora.rank, lora.alpha, lora.dropout, cfg.model.load_in_4bit) == (64, 64, 0.0, True)
+    assert (rl.beta, rl.max_time, rl.save_interval) == ((0.04, 7200, 600) if preset == "llama_main" else (0.0, 21600, 1800))
+
+
 TRAINING_YAML = ["train.yaml", "model/*.yaml", "backend/hf.yaml", "dataset/*.yaml", "rule/*.yaml",
                  *(f"experiment/{e}.yaml" for e in ("gsm8k_main", "n_scaling", "m_scaling", "rules", "math_main",
                                                     "llama_main"))]
@@ -75,6 +89,7 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
     (["rl.algorithm=grpo_ga", "rl.n=8", "rl.m=4"], "grpo_ga trains on all n rollouts in one optimizer step"),
     (["rl.algorithm=sgd"], "unknown rl.algorithm"),
+    (["rl.temperature=0"], "rl.logprob_temperature=true divides the logits by rl.temperature, which is 0"),
     (["optim.warmup_ratio=0.01"], "optim.scheduler=constant has no warm-up (as HF's `constant`"),
     (["optim.scheduler=cosine", "optim.warmup_ratio=1.5"], "optim.warmup_ratio must be in [0, 1)"),
     (["optim.scheduler=cosine", "optim.warmup_ratio=-0.1"], "optim.warmup_ratio must be in [0, 1)"),

@@ -15,6 +15,19 @@ def test_token_logprobs_matches_log_softmax():
     assert torch.allclose(token_logprobs(logits, ids), expected, atol=1e-6)
 
 
+@pytest.mark.parametrize("temperature", [0.5, 0.9, 1.0, 1.3])
+def test_token_logprobs_at_a_temperature_are_log_softmax_of_scaled_logits(temperature):
+    logits = torch.randn(2, 3, 7, dtype=torch.bfloat16)
+    ids = torch.randint(0, 7, (2, 3))
+    expected = torch.log_softmax(logits.float() / temperature, -1).gather(-1, ids.unsqueeze(-1)).squeeze(-1)
+    got = token_logprobs(logits, ids, temperature=temperature)
+    assert got.dtype == torch.float32 and torch.allclose(got, expected, atol=1e-6)
+    if temperature != 1.0:
+        assert not torch.allclose(got, token_logprobs(logits, ids), atol=1e-3)
+    with pytest.raises(ValueError, match="temperature must be > 0"):
+        token_logprobs(logits, ids, temperature=0.0)
+
+
 def test_on_policy_loss_value_and_gradient():
     """Ratio 1: loss = -mean_seq(A); d loss / d logp_t = -A / (B * T_seq)."""
     logp = torch.tensor([[-1.0, -2.0], [-0.5, -0.1]], requires_grad=True)

@@ -136,6 +136,18 @@ def test_advantage_scale_and_std_come_from_the_config(tmp_path, monkeypatch, sca
     assert seen == [True, True]
 
 
+@pytest.mark.parametrize("divide, expected", [("true", 0.7), ("false", 1.0)])
+def test_loss_logprobs_use_the_sampling_temperature_unless_told_not_to(tmp_path, monkeypatch, divide, expected):
+    from pods.backends.hf import HFPolicy
+
+    seen, real = [], HFPolicy.token_logprobs
+    monkeypatch.setattr(HFPolicy, "token_logprobs", lambda self, p, c, **kw: seen.append(
+        (kw.get("reference", False), kw.get("temperature", 1.0))) or real(self, p, c, **kw))
+    run(tmp_path, monkeypatch, "rl.temperature=0.7", f"rl.logprob_temperature={divide}", "rl.beta=0.1",
+        "rl.max_steps=1")
+    assert sorted(set(seen)) == [(False, expected), (True, expected)]  # current and reference alike
+
+
 def test_kl_penalty_against_the_adapter_free_reference(tmp_path, monkeypatch):
     _, rows, spy = run(tmp_path, monkeypatch, "rl.beta=0.1", "rl.max_steps=2")
     assert rows[0]["kl"] == pytest.approx(0.0, abs=1e-6)  # LoRA B starts at zero: policy == reference

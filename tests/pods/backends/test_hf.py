@@ -95,6 +95,19 @@ def test_batched_logprobs_equal_one_at_a_time(built):
     assert logp[0, 0].item() == pytest.approx(full[comps[0][0]].item(), abs=1e-5)
 
 
+def test_logprobs_at_the_sampling_temperature(built):
+    policy, _ = built
+    tok = policy.tokenizer
+    prompt, comp = tok.encode("12+3=", add_special_tokens=False), tok.encode("15", add_special_tokens=False)
+    logp, _ = policy.token_logprobs([prompt], [comp], temperature=0.7)
+    with torch.no_grad():
+        logits = policy.model(input_ids=torch.tensor([prompt + comp])).logits[0, len(prompt) - 1:-1].float()
+    expected = torch.log_softmax(logits / 0.7, -1).gather(-1, torch.tensor(comp).unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(logp[0], expected, atol=1e-5)
+    ref, _ = policy.token_logprobs([prompt], [comp], reference=True, temperature=0.7)
+    assert torch.allclose(ref[0], expected, atol=1e-5)  # LoRA B is still zero: the reference is the same model
+
+
 def test_reference_is_the_model_without_adapter():
     policy, _ = hf.build(cfg())
     tok = policy.tokenizer
