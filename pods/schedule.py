@@ -84,13 +84,6 @@ class LRSchedule:
     def step(self) -> None:
         self.optimizer_steps += 1
 
-    @property
-    def last_epoch(self) -> int:  # torch's LRScheduler name for the step count
-        return self.optimizer_steps
-
-    def get_last_lr(self) -> list[float]:
-        return [self.last_lr]
-
     def state_dict(self) -> dict:
         return {"optimizer_steps": self.optimizer_steps, "sizing": self.sizing()}
 

@@ -240,7 +240,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
             step_seconds = clock() - start
             elapsed += step_seconds
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
-                   "optimizer_steps": int(scheduler.last_epoch), "algorithm": alg, "lr": lr,
+                   "optimizer_steps": scheduler.optimizer_steps, "algorithm": alg, "lr": lr,
                    **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm)}
             if on_step is not None:
                 row.update(on_step(row, policy, generator) or {})

@@ -24,11 +24,11 @@ def test_step_sized_schedules_equal_hf_transformers(name, warmup_ratio):
     for _ in range(total):
         expected = hf_opt.param_groups[0]["lr"]  # the lr HF's next optimizer step uses
         assert ours.apply(elapsed=1e9) == pytest.approx(expected, abs=1e-15)  # step-sized: the clock is ignored
-        assert ours.optimizer.param_groups[0]["lr"] == ours.get_last_lr()[0]
+        assert ours.optimizer.param_groups[0]["lr"] == ours.last_lr
         hf_opt.step()
         hf.step()
         ours.step()
-    assert ours.last_epoch == total
+    assert ours.optimizer_steps == total
 
 
 def test_hf_constant_ignores_warmup_so_constant_starts_at_the_peak():
