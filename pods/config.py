@@ -270,3 +270,11 @@ def check_run_dir(cfg, path: Path) -> None:
             f"{path} already holds a different run (changed: {'; '.join(diff[:8])}). "
             f"Choose another run_name=NAME, or delete {path} to start over."
         )
+    if cfg.optim.scheduler != "constant":  # its curve is sized by the run length (pods.schedule)
+        new = to_container(cfg)["rl"]
+        moved = [f"rl.{k}: {old['rl'].get(k)!r} -> {new[k]!r}" for k in ("max_steps", "max_time")
+                 if old.get("rl", {}).get(k) != new[k]]
+        if moved:
+            raise ConfigError(f"{path} was started with optim.scheduler={cfg.optim.scheduler} sized by its run "
+                              f"length; changing it ({'; '.join(moved)}) would bend the schedule mid-run. Restore "
+                              "the run's length or start a new run (run_name=NAME)")

@@ -160,6 +160,17 @@ def test_run_name_and_algorithm_derivation():
     assert "pods-random-n64-m16-beta0.04-seed0" in pc.run_dir(beta).name
 
 
+def test_a_decaying_schedule_cannot_be_resized_on_resume(tmp_path):
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    pc.check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"]), run)
+    longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine", "rl.max_time=43200"])
+    with pytest.raises(pc.ConfigError, match=r"rl.max_time: 21600 -> 43200\) would bend the schedule"):
+        pc.check_run_dir(longer, run)
+
+
 def test_output_dir_with_a_different_run_is_refused(tmp_path):
     cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
     run = pc.run_dir(cfg)
