@@ -1,8 +1,46 @@
 """pods: GRPO-PODS, policy optimisation with down-sampled rollouts (arXiv 2504.13818).
 
+Public API (imported lazily: `import pods` loads neither torch nor TRL):
+
+    from pods import select, group_advantages      # the algorithm, pure tensor functions
+    from pods import PODSConfig, PODSTrainer       # PODS as a TRL GRPOTrainer (pods.integrations.trl)
+    from pods import rewards                       # the verifier registry: rewards.get / names / combined
+    from pods import get_reward, reward_names, combined_rewards   # the same three, flat
+
 The algorithm lives in three pure modules: `pods.downsample` (which m of the n rollouts to keep),
 `pods.advantages` (group-relative advantages) and `pods.losses` (the GRPO policy loss). Everything
 else (data, backends, the training loop, checkpoints, evaluation) calls them.
 """
 
+from __future__ import annotations
+
+import importlib
+
 __version__ = "0.1.0"
+
+_EXPORTS = {  # public name -> (module, attribute or None for the module itself)
+    "select": ("pods.downsample", "select"),
+    "group_advantages": ("pods.advantages", "group_advantages"),
+    "PODSConfig": ("pods.integrations.trl", "PODSConfig"),
+    "PODSTrainer": ("pods.integrations.trl", "PODSTrainer"),
+    "rewards": ("rewards", None),
+    "get_reward": ("rewards", "get"),
+    "reward_names": ("rewards", "names"),
+    "combined_rewards": ("rewards", "combined"),
+}
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'pods' has no attribute {name!r}; public names: {', '.join(_EXPORTS)}")
+    module, attr = _EXPORTS[name]
+    value = importlib.import_module(module)
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value  # cached: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -240,7 +240,9 @@ def _gsm_symbolic(split: str, **options) -> list[Example]:
     size, seed = int(options.get("size", 1000)), int(options.get("seed", 0))
     if split not in ("train", "test"):
         raise ValueError(f"gsm_symbolic: unknown split {split!r}; valid: train, test")
-    import reasoning_gym  # optional extra: generates GSM8K-like problems locally
+    from pods.extras import require
+
+    reasoning_gym = require("reasoning_gym", "gym")  # optional extra: GSM8K-like problems made locally
 
     seed = GSM_SYMBOLIC_TEST_SEED if split == "test" else int(seed)
     data = reasoning_gym.create_dataset("gsm_symbolic", size=int(size), seed=seed)

@@ -94,8 +94,11 @@ class MetricsLogger:
 
 
 def _start_wandb(run_dir: Path, cfg):
-    import wandb
     from omegaconf import OmegaConf
+
+    from pods.extras import require
+
+    wandb = require("wandb", "wandb")
 
     if not os.environ.get("WANDB_API_KEY") and "WANDB_MODE" not in os.environ:
         os.environ["WANDB_MODE"] = "offline"

@@ -19,9 +19,11 @@ import re
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from pods.analysis.loaders import Run
+from pods.extras import require
+
+pd = require("pandas", "analysis")
 
 TIME_COLUMN = "eval/time"
 CSV_METRICS = {"acc": "ans_acc", "length": "lengths"}  # file suffix -> our metric name

@@ -16,9 +16,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from pods.analysis.loaders import Run
+from pods.extras import require
+
+stats = require("scipy.stats", "analysis")
 
 
 @dataclass

@@ -12,9 +12,9 @@ import os
 import tempfile
 from pathlib import Path
 
-import matplotlib
+from pods.extras import require
 
-matplotlib.use("Agg")
+require("matplotlib", "analysis").use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 

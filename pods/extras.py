@@ -1,0 +1,32 @@
+"""Import a dependency that comes with an optional extra, or fail saying which extra to install.
+
+    stats = require("scipy.stats", "analysis")      # module, or ImportError naming pods[analysis]
+
+The core (training, rewards, the TRL integration) needs only the `dependencies` of pyproject.toml;
+the extras are `analysis` (matplotlib, scipy, pandas), `wandb` and `gym` (reasoning-gym).
+In the checkout `uv sync` installs all of them (the dev group), so this only fires for a library
+install without the extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+EXTRAS = {"analysis": "speed-up tables and figures", "wandb": "Weights & Biases logging",
+          "gym": "the gsm_symbolic dataset (reasoning-gym)"}
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """`importlib.import_module(module)`; ImportError with the install command when it is missing."""
+    if extra not in EXTRAS:
+        raise ValueError(f"unknown extra {extra!r}; valid: {', '.join(EXTRAS)}")
+    try:
+        return importlib.import_module(module)
+    except ImportError as err:
+        if err.name is None or module.split(".")[0] != err.name.split(".")[0]:
+            raise  # the package is there but something inside it failed: show that error as it is
+        raise ImportError(
+            f"{module.split('.')[0]} is needed for {EXTRAS[extra]}; install the extra: "
+            f"`pip install 'pods[{extra}]'` (or `uv add 'pods[{extra}]'`; in the pods checkout `uv sync`)"
+        ) from err

@@ -1,0 +1,60 @@
+"""`import pods`: cheap (no torch / TRL), the public names resolve lazily; missing extras name the extra."""
+
+import subprocess
+import sys
+
+import pytest
+
+import pods
+from pods.extras import require
+
+
+def test_import_pods_loads_no_heavy_module():
+    code = ("import sys, pods; heavy = [m for m in ('torch', 'trl', 'transformers', 'numpy', 'rewards') "
+            "if m in sys.modules]; print(','.join(heavy) or 'none')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "none"
+
+
+def test_public_names_are_the_implementations():
+    import rewards
+    from pods.advantages import group_advantages
+    from pods.downsample import select
+    from pods.integrations import trl
+
+    assert pods.select is select and pods.group_advantages is group_advantages
+    assert pods.PODSConfig is trl.PODSConfig and pods.PODSTrainer is trl.PODSTrainer
+    assert pods.rewards is rewards and pods.get_reward is rewards.get
+    assert pods.reward_names() == rewards.names() and "gsm8k" in pods.reward_names()
+    assert pods.combined_rewards([{"name": "gsm8k", "weight": 1.0}])(["<answer>7</answer>"], ["7"])[0] == [1.0]
+    assert set(pods.__all__) <= set(dir(pods))
+
+
+def test_algorithm_through_the_public_api():
+    import torch
+
+    rewards = torch.tensor([[0.0, 1.0, 0.5, 1.0, 0.0, 0.2]])  # [G=1, n=6]
+    idx = pods.select(rewards, 4)  # max variance: the 2 lowest and 2 highest
+    assert sorted(rewards[0, idx[0]].tolist()) == [0.0, 0.0, 1.0, 1.0]
+    adv = pods.group_advantages(rewards.gather(1, idx))
+    assert adv.shape == (1, 4) and float(adv.sum()) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_unknown_name_lists_the_public_ones():
+    with pytest.raises(AttributeError, match="public names: select, group_advantages"):
+        pods.not_there  # noqa: B018
+    from pods import config  # submodules still import as usual
+
+    assert config.__name__ == "pods.config"
+
+
+def test_missing_extra_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "scipy", None)  # `import scipy` now raises ImportError(name="scipy")
+    with pytest.raises(ImportError, match=r"pip install 'pods\[analysis\]'"):
+        require("scipy.stats", "analysis")
+    monkeypatch.setitem(sys.modules, "wandb", None)
+    with pytest.raises(ImportError, match=r"pods\[wandb\]"):
+        require("wandb", "wandb")
+    with pytest.raises(ValueError, match="valid: analysis"):
+        require("scipy", "plots")
+    assert require("json", "analysis").__name__ == "json"
