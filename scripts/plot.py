@@ -3,7 +3,8 @@
 
     # every paper figure (or some: --only gsm8k --only llama) from the authors' data
     uv run python scripts/plot.py paper --results ../shared/paper-results --out figures/
-    # any settings: mean over runs with a 95% band, against hours and steps
+    # any settings: mean over runs with a 95% band (clipped to the metric's range), against time and steps;
+    # step axes align runs by their real step numbers, hollow points have fewer than all runs
     uv run python scripts/plot.py curves --results checkpoints --setting demo-grpo --setting demo-pods \
         --dataset gsm8k --metric ans_acc --out figures/ --name demo
     # seconds per step bars from our runs' metrics.jsonl (phase timers stacked)
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np  # noqa: E402
 
 from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
-from pods.analysis.curves import setting_curve  # noqa: E402
+from pods.analysis.curves import setting_curve, within_hours  # noqa: E402
 from pods.analysis.figures import TIME_AXIS, X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
@@ -79,17 +80,27 @@ def _labels(args) -> list[str]:
     return args.label or args.setting
 
 
-def cmd_curves(args) -> list[Path]:
+def build_curves(args) -> dict[str, list]:
+    """{x: one curve per --setting}: time axes on a time grid (clipped to --max-hours), step axes with
+    the runs aligned by their own step numbers (checkpoints up to --max-hours)."""
     base = base_run(args.base)
-    curves = [setting_curve(load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,
-                                         irregular=args.irregular, csv_time_unit=args.csv_time_unit,
-                                         results_file=args.results_file),
-                            args.dataset, args.metric, base=base, label=lab).clip(args.max_hours)
-              for s, lab in zip(args.setting, _labels(args))]
     xs = ["hours", "steps"] if args.x == "both" else [args.x]
-    fig, axes = new_figure(len(xs))
-    for ax, x in zip(axes, xs):
-        draw_curves(ax, curves, x=x, metric=args.metric, title=args.title or f"{args.dataset} {args.metric}",
+    curves = {x: [] for x in xs}
+    for s, lab in zip(args.setting, _labels(args)):
+        runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular,
+                            csv_time_unit=args.csv_time_unit, results_file=args.results_file)
+        for x in xs:
+            kept = [within_hours(r, args.max_hours) for r in runs] if x == "steps" else runs
+            c = setting_curve(kept, args.dataset, args.metric, x=x, base=base, label=lab)
+            curves[x].append(c.clip(args.max_hours) if x == "hours" else c)
+    return curves
+
+
+def cmd_curves(args) -> list[Path]:
+    curves = build_curves(args)
+    fig, axes = new_figure(len(curves))
+    for ax, x in zip(axes, curves):
+        draw_curves(ax, curves[x], metric=args.metric, title=args.title or f"{args.dataset} {args.metric}",
                     time_unit=args.time_axis)
     return save(fig, args.out, args.name)
 

@@ -8,7 +8,10 @@
 A SETTING is a `<prefix>` of `<prefix>-Run<k>.json` files in --results, a run directory of ours
 (`checkpoints/<run>`, or a folder of such run directories = seeds), or `<stem>:<pattern>` for the
 multi-GPU CSVs (`h100s:n32-m32-ga16`). Definitions: pods/analysis/speedup.py. With --json it prints
-a JSON list, one object per method, keys as in `pods.analysis.speedup.KEYS` (null = not reached).
+a JSON list, one object per method, keys as in `pods.analysis.speedup.KEYS` (null = not reached, or
+no interval: see the *_runs keys). The table shows times in seconds, minutes or hours to suit the
+runs (--time-unit), "n/a (1 run)" where a setting has one run, and next to an interval that starts
+at 0 the share of bootstrap resamples in which the method never reaches the level.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.settings import base_run, hours_arg, load_setting  # noqa: E402
 from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
 from pods.analysis.speedup import speedup  # noqa: E402
+
+
+UNITS = {"seconds": ("s", 3600.0), "minutes": ("min", 60.0), "hours": ("h", 1.0)}  # symbol, factor from hours
+TIME_KEYS = ("baseline_peak_hours", "method_peak_hours", "method_hours_to_baseline_peak")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -44,31 +51,54 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="unit of eval/time in the multi-GPU CSVs (seconds: see pods/analysis/csvruns.py)")
     p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of runs (0 = no intervals)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    p.add_argument("--time-unit", default="auto", choices=["auto", *UNITS],
+                   help="unit of the table's times (auto: seconds / minutes / hours to suit the runs)")
+    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table (times in hours)")
     return p.parse_args(argv)
 
 
+def pick_unit(rows: list[dict]) -> str:
+    """The time unit that suits the runs: seconds below 2 minutes, minutes below 2 hours, else hours."""
+    longest = max((r[k] for r in rows for k in TIME_KEYS if r[k] is not None), default=0.0)
+    return "seconds" if longest < 2 / 60 else "minutes" if longest < 2 else "hours"
+
+
 def _fmt(v, digits=3) -> str:
-    if v is None:
-        return "not reached"
-    if isinstance(v, list):
-        return "[" + ", ".join(f"{x:.2f}" for x in v) + "]"
-    return f"{v:.{digits}f}"
+    return "not reached" if v is None else f"{v:.{digits}f}"
 
 
-def table(rows: list[dict]) -> str:
-    """Human-readable table, one line per method."""
-    head = ["method", "peak (h)", "base peak (h)", "h to base peak", "exact", "exact interp", "ci95", "99%",
+def _time(v, unit: str) -> str:
+    return "not reached" if v is None else f"{v * UNITS[unit][1]:.2f} {UNITS[unit][0]}"
+
+
+def _ci(r: dict, kind: str) -> str:
+    """The interval, or why there is none; an interval from 0 says how many resamples never reach."""
+    ci = r[f"ci95_{kind}"]
+    if r[f"speedup_{kind}"] is None:
+        return "-"  # nothing to put an interval around
+    if ci is None:
+        runs = min(r["baseline_runs"], r["method_runs"])
+        return f"n/a ({runs} run)" if runs < 2 else "n/a (no bootstrap)"
+    text = "[" + ", ".join(f"{x:.2f}" for x in ci) + "]"
+    if ci[0] == 0:
+        text += f" ({r[f'never_reached_{kind}']:.0%} of resamples never reach)"
+    return text
+
+
+def table(rows: list[dict], unit: str = "auto") -> str:
+    """Human-readable table, one line per method; times in `unit` (auto: `pick_unit`)."""
+    unit = pick_unit(rows) if unit == "auto" else unit
+    head = ["method (runs)", "peak at", f"{UNITS[unit][0]} to base peak", "exact", "exact interp", "ci95", "99%",
             "99% interp", "ci95"]
-    lines = [f"baseline: {rows[0]['baseline']}  peak {_fmt(rows[0]['baseline_peak'])} at "
-             f"{_fmt(rows[0]['baseline_peak_hours'], 2)} h", " | ".join(head)]
+    r0 = rows[0]
+    lines = [f"baseline: {r0['baseline']} ({r0['baseline_runs']} runs)  peak {_fmt(r0['baseline_peak'])} at "
+             f"{_time(r0['baseline_peak_hours'], unit)}", " | ".join(head)]
     for r in rows:
         lines.append(" | ".join([
-            r["method"], f"{_fmt(r['method_peak'])} ({_fmt(r['method_peak_hours'], 2)})",
-            f"{_fmt(r['baseline_peak'])} ({_fmt(r['baseline_peak_hours'], 2)})",
-            _fmt(r["method_hours_to_baseline_peak"], 2), _fmt(r["speedup_exact"], 2),
-            _fmt(r["speedup_exact_interp"], 2),
-            _fmt(r["ci95_exact"]), _fmt(r["speedup_99"], 2), _fmt(r["speedup_99_interp"], 2), _fmt(r["ci95_99"])]))
+            f"{r['method']} ({r['method_runs']})", f"{_fmt(r['method_peak'])} at {_time(r['method_peak_hours'], unit)}",
+            _time(r["method_hours_to_baseline_peak"], unit), _fmt(r["speedup_exact"], 2),
+            _fmt(r["speedup_exact_interp"], 2), _ci(r, "exact"), _fmt(r["speedup_99"], 2),
+            _fmt(r["speedup_99_interp"], 2), _ci(r, "99")]))
     return "\n".join(lines)
 
 
@@ -89,7 +119,7 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"speedup.py: error: {e}", file=sys.stderr)
         return 2
-    print(json.dumps(rows, indent=2) if args.json else table(rows))
+    print(json.dumps(rows, indent=2) if args.json else table(rows, args.time_unit))
     return 0
 
 

@@ -1,13 +1,21 @@
-"""Per-setting curves: metric (mean over repeats per run) on a common time grid, mean over runs, 95% band.
+"""Per-setting curves: a metric (mean over repeats per run) against training time or steps, the mean
+over runs and its 95% band.
 
-If all runs' checkpoint times lie on one grid (the paper's, a missing checkpoint left empty) they are
-stacked as they are; otherwise
-(our runs, the multi-GPU CSVs) each run is linearly interpolated onto a common grid (the mean
-checkpoint times when all runs have the same count, else a uniform grid from the median first to the
-median last checkpoint time, so at least half of the runs cover every point), missing outside its
-own span. A base run adds a t = 0, step 0 point to every run.
+Each run is put on one grid of x values (x = training hours, or optimizer steps), by its own x:
+- exact: when most grid points are checkpoints of more than half the runs (checkpoints every k steps;
+  the paper's 30-minute grid, a missing checkpoint left empty), the grid is the union of the runs'
+  checkpoints and every run contributes only at its own checkpoints: the values at checkpoint
+  steps are the real means of the runs that have that checkpoint;
+- interpolated: otherwise (our time-based runs, the multi-GPU CSVs; any run's own wall-clock times)
+  each run is linearly interpolated between its own checkpoints onto a common grid (the mean
+  checkpoint x when all runs have the same count, else a uniform grid from the median first to the
+  median last checkpoint), missing outside its own span.
+A step curve never borrows steps from a time grid. `Curve.n` counts the runs at each point; points
+where fewer than all runs contribute are drawn hollow (pods.analysis.figures). The band is the 95%
+t-interval of the mean over runs, clipped to the metric's range (`METRIC_BOUNDS`: accuracies [0, 1],
+lengths >= 0). A base run is every run's checkpoint at x = 0 (t = 0, step 0), also for interpolation.
 
-Use: `c = setting_curve(runs, "gsm8k", "ans_acc", base=base_run)`; `c.hours`, `c.mean`, `c.lo`, `c.hi`.
+Use: `c = setting_curve(runs, "gsm8k", "ans_acc", x="steps", base=base_run)`; `c.x`, `c.mean`, `c.lo`, `c.n`.
 """
 
 from __future__ import annotations
@@ -21,17 +29,27 @@ from pods.analysis.loaders import Run
 from pods.extras import require
 
 stats = require("scipy.stats", "analysis")
+AXES = ("hours", "steps")
+METRIC_BOUNDS = {"ans_acc": (0.0, 1.0), "for_acc": (0.0, 1.0), "both_acc": (0.0, 1.0), "lengths": (0.0, np.inf)}
 
 
 @dataclass
 class Curve:
-    """One setting's metric over time: per-run values on a shared grid and their mean with a 95% band."""
+    """One setting's metric on a shared grid: per-run values and their mean with a 95% band."""
 
     label: str
-    hours: np.ndarray  # [C] time of each grid point
-    steps: np.ndarray  # [C] mean optimizer step at each grid point (NaN if unknown)
+    x: np.ndarray  # [C] grid: training hours (axis "hours") or optimizer steps (axis "steps")
     values: np.ndarray  # [N, C] per-run metric (NaN where a run has no value)
     run_names: list[str]
+    axis: str = "hours"
+    exact: bool = True  # True: grid points are the runs' own checkpoints; False: interpolated between them
+    bounds: tuple[float, float] = (-np.inf, np.inf)  # the metric's range: the band is clipped to it
+
+    @property
+    def hours(self) -> np.ndarray:
+        if self.axis != "hours":
+            raise ValueError(f"curve {self.label} is aligned by {self.axis}, not by training time")
+        return self.x
 
     @property
     def mean(self) -> np.ndarray:
@@ -44,6 +62,11 @@ class Curve:
         return np.isfinite(self.values).sum(axis=0)
 
     @property
+    def partial(self) -> np.ndarray:
+        """[C] bool: fewer than all runs contribute to the point (some run has no value there)."""
+        return self.n < len(self.run_names)
+
+    @property
     def half_width(self) -> np.ndarray:
         """[C] half width of the 95% t-interval of the mean over runs (NaN with fewer than 2 runs)."""
         n = self.n
@@ -52,18 +75,20 @@ class Curve:
 
     @property
     def lo(self) -> np.ndarray:
-        return self.mean - self.half_width
+        """[C] lower end of the band, inside the metric's range."""
+        return np.clip(self.mean - self.half_width, *self.bounds)
 
     @property
     def hi(self) -> np.ndarray:
-        return self.mean + self.half_width
+        return np.clip(self.mean + self.half_width, *self.bounds)
 
     def clip(self, max_hours: float | None) -> Curve:
-        """The curve restricted to hours <= max_hours (all of it for None)."""
+        """The time curve restricted to hours <= max_hours (all of it for None)."""
         if max_hours is None:
             return self
         keep = self.hours <= max_hours + 1e-6  # tolerate rounding (e.g. 9 x 0.1666667 h vs 1.5 h)
-        return Curve(self.label, self.hours[keep], self.steps[keep], self.values[:, keep], self.run_names)
+        return Curve(self.label, self.x[keep], self.values[:, keep], self.run_names, self.axis, self.exact,
+                     self.bounds)
 
 
 def nanmean_rows(values: np.ndarray) -> np.ndarray:
@@ -89,34 +114,48 @@ def _interp_at(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
     if len(xp) == 0:
         return np.full(len(x), np.nan)
     out = np.interp(x, xp, fp)
-    out[(x < xp[0] - 1e-12) | (x > xp[-1] + 1e-12)] = np.nan
+    out[(x < xp[0] - 1e-9) | (x > xp[-1] + 1e-9)] = np.nan  # the grid is rounded to 9 decimals
     return out
 
 
-def common_grid(runs: list[Run]) -> tuple[np.ndarray, bool]:
-    """(grid [C], exact): exact=True if every run's times are points of the grid (shared or a subset
-    of the longest run's, e.g. a missing checkpoint), else False: interpolate runs onto the grid."""
-    times = [np.round(r.hours, 9) for r in runs]
-    union = np.unique(np.concatenate(times))
-    if len(union) == max(len(t) for t in times):
+def common_grid(xs: list[np.ndarray]) -> tuple[np.ndarray, bool]:
+    """(grid [C], exact) for the runs' checkpoint x values: exact=True when the checkpoints are shared
+    (at the median grid point more than half the runs have one), the grid then being their union;
+    else a grid to interpolate every run onto."""
+    xs = [np.round(x[np.isfinite(x)], 9) for x in xs]
+    union, counts = np.unique(np.concatenate(xs), return_counts=True)
+    if 2 * np.median(counts) > len(xs):
         return union, True
-    if len({len(t) for t in times}) == 1:
-        return np.mean(np.stack(times), axis=0), False
-    start, end = np.median([t[0] for t in times]), np.median([t[-1] for t in times])  # >= half the runs
-    count = int(np.median([len(t) for t in times]))
+    if len({len(x) for x in xs}) == 1:
+        return np.mean(np.stack(xs), axis=0), False
+    start, end = np.median([x[0] for x in xs]), np.median([x[-1] for x in xs])  # >= half the runs
+    count = int(np.median([len(x) for x in xs]))
     return np.linspace(start, end, max(count, 2)), False
 
 
-def _place(grid: np.ndarray, t: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """y at its times t placed on grid points (NaN where the run has no checkpoint)."""
+def _place(grid: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """y at its checkpoints x placed on grid points (NaN where the run has no checkpoint)."""
+    ok = np.isfinite(x)
     out = np.full(len(grid), np.nan)
-    out[np.searchsorted(grid, np.round(t, 9))] = y
+    out[np.searchsorted(grid, np.round(x[ok], 9))] = y[ok]
     return out
 
 
-def setting_curve(runs: list[Run], dataset: str, metric: str, *, base: Run | None = None,
+def within_hours(run: Run, max_hours: float | None) -> Run:
+    """The run's checkpoints up to max_hours (all of them for None)."""
+    if max_hours is None:
+        return run
+    keep = run.hours <= max_hours + 1e-6
+    data = {d: {m: a[keep] for m, a in ms.items()} for d, ms in run.data.items()}
+    return Run(run.name, run.setting, run.hours[keep], run.steps[keep], data, run.irregular, run.meta)
+
+
+def setting_curve(runs: list[Run], dataset: str, metric: str, *, x: str = "hours", base: Run | None = None,
                   label: str | None = None) -> Curve:
-    """Mean-over-repeats metric of every run on a shared grid; with `base`, a t = 0 point first."""
+    """Mean-over-repeats metric of every run on a shared grid of x (hours or steps); with `base`, an
+    x = 0 point first."""
+    if x not in AXES:
+        raise ValueError(f"unknown x axis {x!r}; valid: {', '.join(AXES)}")
     if not runs:
         raise ValueError("setting_curve: no runs given")
     have = [r for r in runs if metric in r.data.get(dataset, {})]
@@ -127,16 +166,17 @@ def setting_curve(runs: list[Run], dataset: str, metric: str, *, base: Run | Non
         warnings.warn(f"setting {runs[0].setting}: {len(runs) - len(have)} runs lack {dataset}/{metric} "
                       "and are left out: " + ", ".join(r.name for r in runs if r not in have), stacklevel=2)
     runs = have
-    grid, exact = common_grid(runs)
-    fit = _place if exact else _interp_at
-    rows = [fit(grid, r.hours, r.metric(dataset, metric)) for r in runs]  # N x [C]
-    steps = [fit(grid, r.hours, r.steps) for r in runs]
-    hours = grid
-    values, step_rows = np.stack(rows), np.stack(steps)  # [N, C]
-    if base is not None:
+    xs = [r.hours if x == "hours" else r.steps for r in runs]
+    ys = [r.metric(dataset, metric) for r in runs]
+    if not any(np.isfinite(v).any() for v in xs):
+        raise ValueError(f"setting {runs[0].setting}: no checkpoint has a step number; plot it against hours")
+    if base is not None:  # the base model is every run's checkpoint at x = 0 (unless the run has its own)
         b = float(base.metric(dataset, metric)[0])
-        values = np.concatenate([np.full((len(runs), 1), b), values], axis=1)
-        step_rows = np.concatenate([np.zeros((len(runs), 1)), step_rows], axis=1)
-        hours = np.concatenate([[0.0], hours])
-    return Curve(label or runs[0].setting, np.asarray(hours, float), nanmean_rows(step_rows), values,
-                 [r.name for r in runs])
+        has0 = [bool(len(v)) and v[0] == 0 for v in xs]
+        xs = [v if h else np.concatenate([[0.0], v]) for v, h in zip(xs, has0)]
+        ys = [y if h else np.concatenate([[b], y]) for y, h in zip(ys, has0)]
+    grid, exact = common_grid(xs)
+    fit = _place if exact else _interp_at
+    values = np.stack([fit(grid, v, y) for v, y in zip(xs, ys)])  # [N, C]
+    return Curve(label or runs[0].setting, np.asarray(grid, float), values, [r.name for r in runs], x, exact,
+                 METRIC_BOUNDS.get(metric, (-np.inf, np.inf)))

@@ -3,7 +3,11 @@
 Every figure is written as PNG and PDF, each to a temporary file first and then renamed, so an
 interrupted run never leaves a half-written figure behind.
 
-Use: `fig, axes = new_figure(2)`; `draw_curves(axes[0], curves, x="hours")`; `save(fig, out, "name")`.
+Curves (pods.analysis.curves) carry their own axis (time or steps); `draw_curves` marks points where
+fewer than all runs contribute with hollow markers and names those counts in the legend ("3 runs;
+hollow points: 2"); the shaded band is the 95% t-interval of the mean over runs, inside the metric's range.
+
+Use: `fig, axes = new_figure(2)`; `draw_curves(axes[0], curves)`; `save(fig, out, "name")`.
 """
 
 from __future__ import annotations
@@ -20,40 +24,54 @@ import numpy as np  # noqa: E402
 
 from pods.analysis.curves import Curve  # noqa: E402
 
-X_AXES = {"hours": "training time", "steps": "training step"}  # "hours" = time, shown in a TIME_AXIS unit
+X_AXES = {"hours": "training time", "steps": "training step"}  # a Curve's axis; "hours" shown in a TIME_AXIS unit
 TIME_AXIS = {"hours": 1.0, "minutes": 60.0, "seconds": 3600.0}  # display factor from hours
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 METRIC_LABELS = {"ans_acc": "answer accuracy", "for_acc": "format accuracy", "both_acc": "answer + format accuracy",
                  "lengths": "mean completion length (tokens)"}
+BAND = "band: 95% t-interval of the mean over runs, clipped to the metric's range"
 
 
-def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6):
-    fig, axes = plt.subplots(1, ncols, figsize=(width * ncols, height), squeeze=False)
-    return fig, list(axes[0])
+def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6, nrows: int = 1):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    return fig, [ax for row in axes for ax in row]
 
 
-def draw_curves(ax, curves: list[Curve], *, x: str = "hours", metric: str = "ans_acc", title: str = "",
-                time_label: str | None = None, time_unit: str = "hours") -> None:
-    """Mean over runs with a shaded 95% band, one line per curve, against time (in time_unit) or steps."""
-    if x not in X_AXES:
-        raise ValueError(f"unknown x axis {x!r}; valid: {sorted(X_AXES)}")
+def curve_label(c: Curve) -> str:
+    """Legend text: the label and the honest run count ("3 runs; hollow points: 2")."""
+    n, total = c.n[np.isfinite(c.mean)], len(c.run_names)
+    fewer = sorted({int(k) for k in n if k < total})
+    note = f"; hollow points: {', '.join(map(str, fewer))}" if fewer else ""
+    return f"{c.label} ({total} run{'s' * (total != 1)}{note})"
+
+
+def draw_curves(ax, curves: list[Curve], *, metric: str = "ans_acc", title: str = "", time_label: str | None = None,
+                time_unit: str = "hours") -> None:
+    """Mean over runs with a shaded 95% band, one line per curve, against each curve's own axis (time in
+    time_unit, or steps). Points where fewer than all runs contribute are hollow."""
     if time_unit not in TIME_AXIS:
         raise ValueError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_AXIS)}")
+    axis = {c.axis for c in curves}
+    if len(axis) != 1:
+        raise ValueError(f"curves on different axes {sorted(axis)}: draw time and step curves on separate axes")
+    axis = axis.pop()
     for i, c in enumerate(curves):
-        xs = c.hours * TIME_AXIS[time_unit] if x == "hours" else c.steps
+        xs = c.x * TIME_AXIS[time_unit] if axis == "hours" else c.x
         ok = np.isfinite(xs) & np.isfinite(c.mean)
         if not ok.any():
-            raise ValueError(f"curve {c.label}: nothing to plot against {x} (no step numbers?)")
-        color = f"C{i}"
-        ax.plot(xs[ok], c.mean[ok], marker="o", ms=3, color=color, label=f"{c.label} ({len(c.run_names)} runs)")
+            raise ValueError(f"curve {c.label}: nothing to plot against {X_AXES[axis]}")
+        color, part = f"C{i}", ok & c.partial
+        ax.plot(xs[ok], c.mean[ok], marker="o", ms=3, color=color, label=curve_label(c))
+        if part.any():
+            ax.plot(xs[part], c.mean[part], "o", ms=5, mfc="white", mec=color, mew=1.2, linestyle="none")
         band = ok & np.isfinite(c.half_width)
         if band.any():
             ax.fill_between(xs[band], c.lo[band], c.hi[band], color=color, alpha=0.2, linewidth=0)
-    if x == "hours":
-        ax.set_xlabel(time_label or f"training time ({time_unit})")
-    else:
-        ax.set_xlabel(X_AXES[x])
+    xlabel = (time_label or f"training time ({time_unit})") if axis == "hours" else X_AXES[axis]
+    if not all(c.exact for c in curves):
+        xlabel += " (runs interpolated between their checkpoints)"
+    ax.set_xlabel(xlabel, fontsize=9)
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     if title:
         ax.set_title(title, fontsize=10)

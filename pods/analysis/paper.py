@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pods.analysis.curves import setting_curve
+from pods.analysis.curves import setting_curve, within_hours
 from pods.analysis.figures import draw_bars, draw_curves, new_figure, save
 from pods.analysis.settings import base_run, load_setting
 from pods.analysis.steptime import paper_step_seconds
@@ -87,13 +87,17 @@ FIGURES: dict[str, Figure] = {
 }
 
 
-def _curves(p: Panel, results: Path, irregular: str, csv_time_unit: str):
+def _curves(p: Panel, results: Path, irregular: str, csv_time_unit: str) -> dict[str, list]:
+    """{x: one curve per setting} for each axis the panel is drawn against (checkpoints up to max_hours)."""
     base = base_run(results / p.base) if p.base and (results / p.base).is_file() else None
-    out = []
+    out = {x: [] for x in p.xs}
     for spec, label in p.settings:
         runs = load_setting(spec, results, hours_per_checkpoint=p.hours_per_checkpoint, irregular=irregular,
                             csv_time_unit=csv_time_unit)
-        out.append(setting_curve(runs, p.dataset, p.metric, base=base, label=label).clip(p.max_hours))
+        for x in p.xs:
+            kept = [within_hours(r, p.max_hours) for r in runs] if x == "steps" else runs
+            c = setting_curve(kept, p.dataset, p.metric, x=x, base=base, label=label)
+            out[x].append(c.clip(p.max_hours) if x == "hours" else c)
     return out
 
 
@@ -117,6 +121,6 @@ def draw_figure(name: str, results: str | Path, out: str | Path, *, irregular: s
     for p in fig_spec.panels:
         curves = _curves(p, results, irregular, csv_time_unit)
         for x in p.xs:
-            draw_curves(axes[i], curves, x=x, metric=p.metric, title=p.title, time_unit=p.time_unit)
+            draw_curves(axes[i], curves[x], metric=p.metric, title=p.title, time_unit=p.time_unit)
             i += 1
     return save(fig, out, name)

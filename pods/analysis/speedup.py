@@ -9,7 +9,9 @@ Definitions (hours on each curve's own time grid, curves clipped to max_hours):
   linearly between the checkpoint below and the first one at or above;
 - None = not reached (also when a time is 0, e.g. a level already met by the t = 0 point);
 - bootstrap: resample runs with replacement within each setting, recompute both means and the grid
-  speed-ups; 2.5/97.5 percentiles, a resample in which the method never reaches counting as speed-up 0.
+  speed-ups; 2.5/97.5 percentiles, a resample in which the method never reaches counting as speed-up 0
+  (`never_reached_*`: the share of such resamples, so an interval starting at 0 can be read);
+  intervals are None when a setting has a single run (`baseline_runs`, `method_runs`) or n_boot is 0.
 
 Use: `speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)` -> dict (keys in `KEYS`).
 """
@@ -22,7 +24,8 @@ from pods.analysis.curves import Curve, nanmean_rows
 
 KEYS = ("baseline", "method", "baseline_peak", "baseline_peak_hours", "method_peak", "method_peak_hours",
         "method_hours_to_baseline_peak", "speedup_exact", "speedup_exact_interp", "speedup_99",
-        "speedup_99_interp", "ci95_exact", "ci95_99")
+        "speedup_99_interp", "ci95_exact", "ci95_99", "baseline_runs", "method_runs", "never_reached_exact",
+        "never_reached_99")
 LEVEL_99 = 0.99
 
 
@@ -80,12 +83,14 @@ def speedups(tb: np.ndarray, yb: np.ndarray, tm: np.ndarray, ym: np.ndarray) -> 
     return out
 
 
-def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) -> tuple[list | None, list | None]:
-    """95% percentile intervals of (speedup_exact, speedup_99) resampling runs within each setting.
+def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) -> dict:
+    """95% percentile intervals of speedup_exact and speedup_99 resampling runs within each setting, and
+    the share of resamples in which the method never reaches the level (counted as speed-up 0).
 
-    None when a setting has fewer than 2 runs or n_boot is 0."""
+    {"ci95_exact", "ci95_99", "never_reached_exact", "never_reached_99"}; all None when a setting has
+    fewer than 2 runs or n_boot is 0."""
     if n_boot <= 0 or len(base.run_names) < 2 or len(method.run_names) < 2:
-        return None, None
+        return dict.fromkeys(("ci95_exact", "ci95_99", "never_reached_exact", "never_reached_99"))
     rng = np.random.default_rng(seed)
     nb, nm = len(base.run_names), len(method.run_names)
     exact, s99 = np.zeros(n_boot), np.zeros(n_boot)
@@ -96,16 +101,19 @@ def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) 
         exact[i] = s["speedup_exact"] or 0.0
         s99[i] = s["speedup_99"] or 0.0
     ci = lambda a: [round(float(np.percentile(a, q)), 6) for q in (2.5, 97.5)]  # noqa: E731  (fp noise off)
-    return ci(exact), ci(s99)
+    return {"ci95_exact": ci(exact), "ci95_99": ci(s99), "never_reached_exact": float(np.mean(exact == 0)),
+            "never_reached_99": float(np.mean(s99 == 0))}
 
 
 def speedup(base: Curve, method: Curve, *, max_hours: float | None = None, n_boot: int = 2000,
             seed: int = 0) -> dict:
     """The full row for one method: point estimates, bootstrap intervals (None where not reached)."""
     base, method = base.clip(max_hours), method.clip(max_hours)
-    row = {"baseline": base.label, "method": method.label}
+    row = {"baseline": base.label, "method": method.label, "baseline_runs": len(base.run_names),
+           "method_runs": len(method.run_names)}
     row.update(speedups(base.hours, base.mean, method.hours, method.mean))
-    ci_exact, ci_99 = bootstrap_ci(base, method, n_boot, seed)
-    row["ci95_exact"] = ci_exact if row["speedup_exact"] is not None else None
-    row["ci95_99"] = ci_99 if row["speedup_99"] is not None else None
+    row.update(bootstrap_ci(base, method, n_boot, seed))
+    for kind in ("exact", "99"):
+        if row[f"speedup_{kind}"] is None:  # not reached by the mean curves: no interval around nothing
+            row[f"ci95_{kind}"] = row[f"never_reached_{kind}"] = None
     return {k: row[k] for k in KEYS}

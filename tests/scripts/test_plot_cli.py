@@ -4,10 +4,12 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PAPER = REPO.parent / "shared" / "paper-results"
+PAPER = next((p for p in (REPO.parent / "shared" / "paper-results", REPO.parents[1] / "shared" / "paper-results")
+              if p.is_dir()), REPO.parent / "shared" / "paper-results")  # beside the checkout (or a worktree dir)
 
 _spec = importlib.util.spec_from_file_location("script_plot", REPO / "scripts" / "plot.py")
 plot = importlib.util.module_from_spec(_spec)
@@ -72,3 +74,67 @@ def test_every_paper_figure(tmp_path):
         assert plot.main(["paper", "--results", str(PAPER), "--out", str(out)]) == 0
     for name in plot.FIGURES:
         assert_figures(out, name)
+
+
+def write_seed(d: Path, checkpoints: dict):
+    """checkpoints: {step: (elapsed_seconds, [gsm8k ans_acc repeats])}; step 0 is the `base` entry."""
+    d.mkdir(parents=True)
+    data = {"format": "pods-eval-results/1", "settings": "{}"}
+    for step, (t, accs) in checkpoints.items():
+        data["base" if step == 0 else f"checkpoint-{step}"] = {"step": step, "elapsed_seconds": t,
+                                                               "gsm8k": {"ans_acc": accs}}
+    (d / "eval_results.json").write_text(json.dumps(data))
+
+
+def three_seeds(root: Path):
+    """GRPO, 3 seeds checkpointed every 5 steps, at their own wall-clock times; seed 2 stopped after step 15."""
+    write_seed(root / "grpo" / "s0", {0: (0, [0.0]), 5: (50, [0.02]), 10: (98, [0.04]), 15: (151, [0.05]),
+                                      20: (205, [0.06])})
+    write_seed(root / "grpo" / "s1", {0: (0, [0.0]), 5: (44, [0.0]), 10: (90, [0.01]), 15: (140, [0.03]),
+                                      20: (176, [0.05])})
+    write_seed(root / "grpo" / "s2", {0: (0, [0.0]), 5: (61, [0.0]), 10: (120, [0.0, 0.02]), 15: (170, [0.04])})
+
+
+def test_steps_axis_aligns_runs_by_their_own_steps(tmp_path):
+    """The issue's case: on a step axis every point is a real checkpoint step with the real mean of the
+    seeds that have it (no fractional steps carried along a time grid); the step-20 point has 2 runs."""
+    from scipy import stats
+
+    three_seeds(tmp_path)
+    args = plot.parse_args(["curves", "--results", str(tmp_path), "--setting", "grpo", "--x", "both"])
+    curves = plot.build_curves(args)
+    c = curves["steps"][0]
+    assert c.x.tolist() == [0, 5, 10, 15, 20] and c.exact
+    assert c.mean == pytest.approx([0.0, 0.02 / 3, (0.04 + 0.01 + 0.01) / 3, 0.04, 0.055])
+    assert c.n.tolist() == [3, 3, 3, 3, 2] and c.partial.tolist() == [False] * 4 + [True]
+    # the band: 95% t-interval, clipped to [0, 1]; at step 5 it would reach below 0 (0.0067 - 0.0287)
+    hw = stats.t.ppf(0.975, 2) * np.std([0.02, 0.0, 0.0], ddof=1) / np.sqrt(3)
+    assert c.mean[1] - hw < 0 and c.lo[1] == 0.0 and c.hi[1] == pytest.approx(c.mean[1] + hw)
+    assert np.all(c.lo[np.isfinite(c.lo)] >= 0) and np.all(c.hi[np.isfinite(c.hi)] <= 1)
+    t = curves["hours"][0]  # time axis: 5 points from the median first (0 s) to the median last (176 s) time
+    assert not t.exact and t.hours * 3600 == pytest.approx([0, 44, 88, 132, 176])
+    assert t.n.tolist() == [3, 3, 3, 3, 2]  # seed 2 ended at 170 s: it drops out of the last point, marked
+    assert t.mean[-1] == pytest.approx((0.05 + 0.01 * 25 / 54 + 0.05) / 2)  # s0 between 151 s and 205 s; s1
+
+
+def test_figure_marks_partial_points_and_counts_runs_honestly(tmp_path):
+    from pods.analysis.figures import draw_curves, new_figure
+
+    three_seeds(tmp_path)
+    curves = plot.build_curves(plot.parse_args(["curves", "--results", str(tmp_path), "--setting", "grpo",
+                                                "--label", "GRPO", "--x", "steps"]))
+    fig, (ax,) = new_figure(1)
+    draw_curves(ax, curves["steps"])
+    line, hollow = ax.get_lines()
+    assert line.get_xdata().tolist() == [0, 5, 10, 15, 20]  # whole steps only
+    assert hollow.get_xdata().tolist() == [20] and hollow.get_markerfacecolor() == "white"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["GRPO (3 runs; hollow points: 2)"]
+    assert ax.get_xlabel() == "training step"
+    with pytest.raises(ValueError, match="separate axes"):
+        draw_curves(ax, curves["steps"] + plot.build_curves(plot.parse_args(
+            ["curves", "--results", str(tmp_path), "--setting", "grpo", "--x", "hours"]))["hours"])
+    assert plot.main(["curves", "--results", str(tmp_path), "--setting", "grpo", "--out", str(tmp_path / "f"),
+                      "--max-hours", str(100 / 3600), "--x", "steps"]) == 0  # steps up to 100 s: 0, 5, 10 (s0, s1)
+    args = plot.parse_args(["curves", "--results", str(tmp_path), "--setting", "grpo", "--x", "steps",
+                            "--max-hours", str(100 / 3600)])
+    assert plot.build_curves(args)["steps"][0].n.tolist() == [3, 3, 2]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-PAPER = REPO.parent / "shared" / "paper-results"
+PAPER = next((p for p in (REPO.parent / "shared" / "paper-results", REPO.parents[1] / "shared" / "paper-results")
+              if p.is_dir()), REPO.parent / "shared" / "paper-results")  # beside the checkout (or a worktree dir)
 
 
 def load_script(name):
@@ -20,7 +21,8 @@ def load_script(name):
 speedup = load_script("speedup")
 KEYS = ["baseline", "method", "baseline_peak", "baseline_peak_hours", "method_peak", "method_peak_hours",
         "method_hours_to_baseline_peak", "speedup_exact", "speedup_exact_interp", "speedup_99",
-        "speedup_99_interp", "ci95_exact", "ci95_99"]
+        "speedup_99_interp", "ci95_exact", "ci95_99", "baseline_runs", "method_runs", "never_reached_exact",
+        "never_reached_99"]
 
 
 def write_setting(d, prefix, curves):
@@ -92,3 +94,38 @@ def test_paper_gsm8k_speedup(capsys):
     r = rows[0]
     assert r["baseline_peak_hours"] == 4.0 and r["method_hours_to_baseline_peak"] == 2.5
     assert r["speedup_exact"] == pytest.approx(1.6) and r["speedup_99"] == pytest.approx(2.0)
+
+
+def test_table_time_unit_single_runs_and_never_reached_share(tmp_path, capsys):
+    """Short runs read in seconds (not "0.00 h"); a one-run setting has no interval ("n/a (1 run)"); an
+    interval from 0 says how many resamples never reach the level."""
+    def seeds(name, curves, seconds):
+        for k, ys in enumerate(curves):
+            d = tmp_path / name / f"s{k}"
+            d.mkdir(parents=True)
+            data = {f"checkpoint-{s}": {"step": s, "elapsed_seconds": seconds * s, "gsm8k": {"ans_acc": [y]}}
+                    for s, y in zip((10, 20, 30, 40), ys)}
+            (d / "eval_results.json").write_text(json.dumps(data))
+
+    seeds("grpo", [[0.2, 0.5, 0.6, 0.55]] * 2, 0.5)  # peak 0.6 at step 30 = 15 s
+    seeds("one", [[0.4, 0.62, 0.7, 0.7]], 0.5)
+    seeds("mixed", [[0.4, 0.62, 0.7, 0.7]] * 2 + [[0.1, 0.2, 0.3, 0.4]], 0.5)
+    argv = ["--results", str(tmp_path), "--baseline", "grpo", "--method", "one", "--method", "mixed",
+            "--bootstrap", "1000"]
+    assert speedup.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "0.00 h" not in out and "peak 0.600 at 15.00 s" in out
+    one, mixed = out.splitlines()[2:]
+    assert one.startswith("one (1) | 0.700 at 15.00 s | 10.00 s | 1.50") and "n/a (1 run)" in one
+    assert "not reached" not in one
+    assert mixed.startswith("mixed (3) | 0.600 at 20.00 s | 20.00 s | 0.75") and "[0.00, 1.50] (" in mixed
+    share = speedup.compute(speedup.parse_args(argv))[1]["never_reached_exact"]
+    assert f"[0.00, 1.50] ({share:.0%} of resamples never reach)" in mixed and 0.15 < share < 0.4
+    assert speedup.main(argv + ["--time-unit", "minutes"]) == 0
+    assert "peak 0.600 at 0.25 min" in capsys.readouterr().out
+    assert speedup.main([*argv[:4], "--method", "mixed", "--bootstrap", "0"]) == 0
+    assert "n/a (no bootstrap)" in capsys.readouterr().out
+    assert speedup.pick_unit([{"baseline_peak_hours": 6.0, "method_peak_hours": 1.0,
+                               "method_hours_to_baseline_peak": None}]) == "hours"
+    assert speedup.pick_unit([{"baseline_peak_hours": 0.5, "method_peak_hours": None,
+                               "method_hours_to_baseline_peak": None}]) == "minutes"

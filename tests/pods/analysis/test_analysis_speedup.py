@@ -19,7 +19,7 @@ def run(name, hours, acc, steps=None):
 
 def curve(label, rows, hours=T):
     names = [f"r{i}" for i in range(len(rows))]
-    return Curve(label, np.asarray(hours, float), np.full(len(hours), np.nan), np.asarray(rows, float), names)
+    return Curve(label, np.asarray(hours, float), np.asarray(rows, float), names)
 
 
 def test_first_reach_grid_and_interpolated():
@@ -77,6 +77,22 @@ def test_bootstrap_degenerate_and_seeded():
     assert r1 == r2
     lo, hi = r1["ci95_exact"]
     assert 0.0 <= lo <= hi  # resamples that never reach 0.6 count as 0
+    assert 0.0 < r1["never_reached_exact"] < 1.0 and (r1["baseline_runs"], r1["method_runs"]) == (4, 3)
+
+
+def test_bootstrap_never_reached_share_and_single_runs():
+    b = curve("b", [[0.2, 0.5, 0.6, 0.55]] * 2)  # peak 0.6 at 1.5 h in every resample
+    fast, slow = [0.4, 0.62, 0.7, 0.7], [0.1, 0.2, 0.3, 0.4]  # fast reaches 0.6 at 1.0 h, slow never
+    row = speedup(b, curve("m", [fast, fast, slow]), n_boot=4000, seed=0)
+    assert row["speedup_exact"] == pytest.approx(0.75)  # mean (0.3, 0.48, 0.567, 0.6) reaches 0.6 at 2.0 h
+    # resamples of 3 with k slow runs: k=0 (8/27) 1.5 x, k=1 (12/27) 0.75 x, k >= 2 (7/27) never reach
+    assert row["never_reached_exact"] == pytest.approx(7 / 27, abs=0.03)
+    assert row["ci95_exact"] == [0.0, 1.5]
+    none = speedup(b, curve("m", [fast, slow]), n_boot=100)  # mean never reaches: no interval, no share
+    assert none["speedup_exact"] is None and none["ci95_exact"] is None and none["never_reached_exact"] is None
+    one = speedup(curve("b", [[0.2, 0.5, 0.6, 0.55]]), curve("m", [fast, fast]), n_boot=100)
+    assert one["baseline_runs"] == 1 and one["speedup_99"] == pytest.approx(1.5)
+    assert one["ci95_99"] is None and one["never_reached_99"] is None
 
 
 def test_setting_curve_mean_band_and_base():
@@ -85,7 +101,7 @@ def test_setting_curve_mean_band_and_base():
     c = setting_curve(runs, "gsm8k", "ans_acc", base=base)
     assert c.hours.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0]
     assert c.mean == pytest.approx([0.1, 0.2, 0.3, 0.4, 0.5])
-    assert c.steps.tolist() == [0, 10, 20, 30, 40]
+    assert setting_curve(runs, "gsm8k", "ans_acc", x="steps", base=base).x.tolist() == [0, 10, 20, 30, 40]
     assert c.half_width[1] == pytest.approx(stats.t.ppf(0.975, 2) * 0.1 / np.sqrt(3))  # sd of 0.1,0.3,0.2 = 0.1
 
 
