@@ -10,8 +10,10 @@
 3. evaluate-run.py on each run: sampled pass@1 (T = 1, --draws samples per problem, eval_results.json)
    and greedy accuracy (eval_greedy.json) on the first --eval-size held-out problems, with the same
    evaluation seeds for every run, at every checkpoint and at step 0 (the warm start);
-4. seed-mean curves against update steps and training seconds (PNG), final accuracies, and the
-   steps (and seconds) each method needs to reach GRPO's final accuracy, with the random control.
+4. seed-mean curves against update steps and training seconds (PNG and PDF; drawn by pods.analysis as
+   scripts/plot.py draws them: 95% t-band of the seed mean clipped to [0, 1], hollow points where
+   fewer seeds contribute), final accuracies, and the steps (and seconds) each method needs to reach
+   GRPO's final accuracy, with the random control.
 Everything lands in --out (default checkpoints/demo-compare/): runs, demo_compare.png, summary.json.
 Rerunning continues: finished trainings and evaluations are skipped (train.py and evaluate-run.py resume).
 """
@@ -195,14 +197,12 @@ def train_stats(args, method: str) -> dict:
 
 
 def report(args) -> dict:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    from pods.analysis.curves import setting_curve
+    from pods.analysis.figures import BAND, draw_curves, new_figure, save
+    from pods.analysis.loaders import load_run_dir
     from pods.analysis.speedup import first_reach, speedups
 
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    fig, axes = new_figure(2, width=5.5, height=4.0, nrows=2)  # [sampled steps, sampled time, greedy ...]
     summary = {"steps": args.steps, "seeds": args.seeds, "eval_size": args.eval_size, "draws": args.draws, "metrics": {}}
     for row, metric in enumerate(METRICS):
         curves = {m: seed_mean(args, m, metric) for m in args.methods}
@@ -210,11 +210,6 @@ def report(args) -> dict:
         base = curves.get("grpo")
         target = float(base[2][-1]) if base is not None else None
         for meth, (steps, secs, mean, acc) in curves.items():
-            label = METHODS[meth][3]
-            sd = acc.std(0, ddof=1) if len(acc) > 1 else np.zeros_like(mean)
-            for col, x in enumerate((steps, secs)):
-                axes[row, col].plot(x, mean, label=label)
-                axes[row, col].fill_between(x, mean - sd, mean + sd, alpha=0.15)
             e = {"start": float(mean[0]), "final": float(mean[-1]), "final_per_seed": acc[:, -1].tolist(),
                  "peak": float(mean.max()), "seconds_per_step": float(secs[-1] / steps[-1])}
             if target is not None:
@@ -227,17 +222,21 @@ def report(args) -> dict:
                                                 if k.startswith("speedup")}
             e.update(train_stats(args, meth))
             out[meth] = e
-        for col, xl in enumerate(("update steps", "training seconds (1 thread per run)")):
-            ax = axes[row, col]
-            ax.set_xlabel(xl)
+        # the figure: the same curves, bands and markers as scripts/plot.py (pods.analysis)
+        runs = {m: [load_run_dir(args.out / run_name(m, s), m, METRICS[metric][0]) for s in args.seeds]
+                for m in args.methods}
+        for col, x in enumerate(("steps", "hours")):
+            ax = axes[2 * row + col]
+            draw_curves(ax, [setting_curve(runs[m], "arithmetic", "ans_acc", x=x, label=METHODS[m][3])
+                             for m in args.methods], metric="ans_acc", time_unit="seconds",
+                        time_label="training seconds (1 thread per run)",
+                        title=f"{METRICS[metric][1]}, {len(args.seeds)} seeds" if col == 0 else "")
+            ax.set_xlabel(ax.get_xlabel().replace("training step", "update steps"), fontsize=9)
             ax.set_ylabel(METRICS[metric][1])
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
-        axes[row, 0].set_title(f"{METRICS[metric][1]}, mean of {len(args.seeds)} seeds (band: ±1 sd)", fontsize=9)
-    fig.suptitle(f"CPU demo: tiny Qwen2 on 3-digit addition, {args.eval_size} held-out problems")
-    fig.tight_layout()
-    fig.savefig(args.out / "demo_compare.png", dpi=120)
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    fig.suptitle(f"CPU demo: tiny Qwen2 on 3-digit addition, {args.eval_size} held-out problems ({BAND})",
+                 fontsize=10)
+    save(fig, args.out, "demo_compare")
+    atomic_write_json(args.out / "summary.json", summary)
     print_table(summary)
     return summary
 

@@ -27,7 +27,12 @@ def write_run(out: Path, name: str, accs: list[float], seconds_per_step: float, 
     (d / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 4, "ti')  # torn line
 
 
-def test_report_ratios_and_figure(tmp_path, capsys):
+def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
+    from pods.analysis import figures
+
+    drawn = []  # the figure is drawn by pods.analysis as scripts/plot.py draws it (same band, markers)
+    real = figures.draw_curves
+    monkeypatch.setattr(figures, "draw_curves", lambda ax, curves, **kw: (drawn.append(curves), real(ax, curves, **kw)))
     curves = {"grpo": [0.1, 0.15, 0.2, 0.25, 0.3], "pods": [0.1, 0.2, 0.3, 0.35, 0.4],
               "random": [0.1, 0.15, 0.2, 0.25, 0.3]}
     secs = {"grpo": 0.1, "pods": 0.3, "random": 0.3}
@@ -52,6 +57,12 @@ def test_report_ratios_and_figure(tmp_path, capsys):
     assert (tmp_path / "demo_compare.png").stat().st_size > 10_000
     assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["greedy"]["pods"]["final"] == pytest.approx(0.4)
     assert "2.00" in capsys.readouterr().out
+    assert [c[0].axis for c in drawn] == ["steps", "hours"] * 2 and all(len(c) == 3 for c in drawn)
+    pods_steps = drawn[0][1]
+    assert pods_steps.x.tolist() == [0, 25, 50, 75, 100] and pods_steps.mean == pytest.approx(curves["pods"])
+    assert pods_steps.mean[0] - pods_steps.half_width[0] < 0 and pods_steps.lo[0] == 0.0  # clipped to [0, 1]
+    assert min(float(c.lo.min()) for cs in drawn for c in cs) >= 0.0
+    assert (tmp_path / "demo_compare.pdf").is_file()
 
 
 def test_commands_share_prompt_stream_and_warm_start(tmp_path):
