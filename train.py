@@ -6,11 +6,14 @@
     uv run python train.py -m rl.n=16,32,64 rl.m=16               # a sweep
 
 The run goes to checkpoints/<run_name>/ (see pods/trainer.py); rerunning the same command resumes
-from its latest complete checkpoint.
+from its latest complete checkpoint. TRL's names work as aliases with a note (`num_generations=16`
+is `rl.n=16`, `learning_rate=1e-6` is `optim.lr=1e-6`; table: docs/vocabulary.md), and an unknown
+key is refused with the closest one ("did you mean rl.n?").
 """
 
 import os
 import sys
+from pathlib import Path
 
 import hydra
 from omegaconf import DictConfig
@@ -37,5 +40,21 @@ def main(cfg: DictConfig) -> None:
         final_heldout(run_dir)
 
 
+def cli_overrides(argv: list[str]) -> list[str]:
+    """argv with TRL's names replaced by ours (a note each); exit 2 with a hint on an unknown key."""
+    from pods.aliases import rewrite_overrides
+
+    groups = [p.name for p in (Path(__file__).resolve().parent / "config").iterdir() if p.is_dir()]
+    try:
+        args, notes = rewrite_overrides(argv, groups)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    for note in notes:
+        print(note, file=sys.stderr)
+    return args
+
+
 if __name__ == "__main__":
+    sys.argv[1:] = cli_overrides(sys.argv[1:])
     main()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from pods import aliases
 from pods.config_schema import (  # noqa: F401  (re-exported: pods.config.TrainConfig etc.)
     ALGORITHMS, DTYPES, GPU_ONLY_BACKENDS, OPTIMIZERS, SAVE_STRATEGIES, SCHEDULERS, DatasetConfig, LoggingConfig,
     LoraConfig, ModelConfig, OptimConfig, RLConfig, TinyConfig, TrainConfig,
@@ -88,8 +89,10 @@ def _unknown_keys(section: str, value, schema) -> list[str]:
     problems = []
     for key in value:
         if key not in names:
-            hint = REMOVED_KEYS.get(f"{section}.{key}".lstrip("."))
-            problems.append(f"unknown key {section}.{key}; " + (hint or f"valid keys: {', '.join(names)}"))
+            dotted = f"{section}.{key}".lstrip(".")
+            hint = aliases.hint(dotted)  # TRL's name, or "did you mean rl.n?"
+            text = REMOVED_KEYS.get(dotted) or (f"{hint}; " if hint else "") + f"valid keys: {', '.join(names)}"
+            problems.append(f"unknown key {section}.{key}; {text}")
         else:
             sub = names[key].default_factory if names[key].default_factory is not dataclasses.MISSING else None
             if sub is not None and dataclasses.is_dataclass(sub):

@@ -7,7 +7,9 @@
     log.close()
 
 `metrics.jsonl` in the run directory holds one JSON object per training step (keys: see
-pods/trainer.py). On resume from checkpoint-<k> the lines of steps > k (written after that
+pods/trainer.py), plus TRL's name for every quantity TRL logs too (`reward`, `rewards/<fn>/mean`,
+`completions/mean_length`, `learning_rate`, ...: pods.aliases.trl_metric_names, docs/vocabulary.md),
+so dashboards of both training paths share names. On resume from checkpoint-<k> the lines of steps > k (written after that
 checkpoint by the interrupted run) are dropped, so the file reads like one uninterrupted run.
 wandb (optional) runs offline when no WANDB_API_KEY is set; its run id is derived from the run
 name, so a resumed run continues the same wandb run.
@@ -22,6 +24,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
 
+from pods.aliases import trl_metric_names
 from pods.io import atomic_write_text
 
 METRICS_FILE = "metrics.jsonl"
@@ -82,6 +85,7 @@ class MetricsLogger:
             self.wandb = _start_wandb(self.run_dir, cfg)
 
     def log(self, row: dict) -> None:
+        row = {**row, **trl_metric_names(row)}  # TRL's names too, where the quantity is the same
         self.file.write(json.dumps(row) + "\n")
         self.file.flush()
         if self.wandb is not None:
