@@ -71,6 +71,11 @@ def _time(v, unit: str) -> str:
     return "not reached" if v is None else f"{v * UNITS[unit][1]:.2f} {UNITS[unit][0]}"
 
 
+def _runs(text: str, k: int | None, total: int) -> str:
+    """`text`, plus "(k of N runs)" when the mean at that point averages fewer than all runs."""
+    return text if k is None or k >= total else f"{text} ({k} of {total} runs)"
+
+
 def _ci(r: dict, kind: str) -> str:
     """The interval, or why there is none; an interval from 0 says how many resamples never reach."""
     ci = r[f"ci95_{kind}"]
@@ -92,11 +97,13 @@ def table(rows: list[dict], unit: str = "auto") -> str:
             "99% interp", "ci95"]
     r0 = rows[0]
     lines = [f"baseline: {r0['baseline']} ({r0['baseline_runs']} runs)  peak {_fmt(r0['baseline_peak'])} at "
-             f"{_time(r0['baseline_peak_hours'], unit)}", " | ".join(head)]
+             + _runs(_time(r0["baseline_peak_hours"], unit), r0["baseline_peak_runs"], r0["baseline_runs"]),
+             " | ".join(head)]
     for r in rows:
         lines.append(" | ".join([
             f"{r['method']} ({r['method_runs']})", f"{_fmt(r['method_peak'])} at {_time(r['method_peak_hours'], unit)}",
-            _time(r["method_hours_to_baseline_peak"], unit), _fmt(r["speedup_exact"], 2),
+            _runs(_time(r["method_hours_to_baseline_peak"], unit), r["method_reach_runs"], r["method_runs"]),
+            _fmt(r["speedup_exact"], 2),
             _fmt(r["speedup_exact_interp"], 2), _ci(r, "exact"), _fmt(r["speedup_99"], 2),
             _fmt(r["speedup_99_interp"], 2), _ci(r, "99")]))
     return "\n".join(lines)

@@ -70,7 +70,7 @@ def draw_curves(ax, curves: list[Curve], *, metric: str = "ans_acc", title: str 
             ax.fill_between(xs[band], c.lo[band], c.hi[band], color=color, alpha=0.2, linewidth=0)
     xlabel = (time_label or f"training time ({time_unit})") if axis == "hours" else X_AXES[axis]
     if not all(c.exact for c in curves):
-        xlabel += " (runs interpolated between their checkpoints)"
+        xlabel += " (runs interpolated)"
     ax.set_xlabel(xlabel, fontsize=9)
     ax.set_ylabel(METRIC_LABELS.get(metric, metric))
     if title:

@@ -11,7 +11,9 @@ Definitions (hours on each curve's own time grid, curves clipped to max_hours):
 - bootstrap: resample runs with replacement within each setting, recompute both means and the grid
   speed-ups; 2.5/97.5 percentiles, a resample in which the method never reaches counting as speed-up 0
   (`never_reached_*`: the share of such resamples, so an interval starting at 0 can be read);
-  intervals are None when a setting has a single run (`baseline_runs`, `method_runs`) or n_boot is 0.
+  intervals are None when a setting has a single run (`baseline_runs`, `method_runs`) or n_boot is 0;
+- `baseline_peak_runs` / `method_reach_runs`: how many runs the mean curve averages at the baseline's
+  peak and at the method's first reach (fewer than all where a run has no value there: hollow points).
 
 Use: `speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)` -> dict (keys in `KEYS`).
 """
@@ -25,7 +27,7 @@ from pods.analysis.curves import Curve, nanmean_rows
 KEYS = ("baseline", "method", "baseline_peak", "baseline_peak_hours", "method_peak", "method_peak_hours",
         "method_hours_to_baseline_peak", "speedup_exact", "speedup_exact_interp", "speedup_99",
         "speedup_99_interp", "ci95_exact", "ci95_99", "baseline_runs", "method_runs", "never_reached_exact",
-        "never_reached_99")
+        "never_reached_99", "baseline_peak_runs", "method_reach_runs")
 LEVEL_99 = 0.99
 
 
@@ -105,6 +107,11 @@ def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) 
             "never_reached_99": float(np.mean(s99 == 0))}
 
 
+def _runs_at(c: Curve, hours: float | None) -> int | None:
+    """Runs contributing to the curve's grid point at `hours` (a grid time), None for None."""
+    return None if hours is None else int(c.n[int(np.argmin(np.abs(c.hours - hours)))])
+
+
 def speedup(base: Curve, method: Curve, *, max_hours: float | None = None, n_boot: int = 2000,
             seed: int = 0) -> dict:
     """The full row for one method: point estimates, bootstrap intervals (None where not reached)."""
@@ -113,6 +120,8 @@ def speedup(base: Curve, method: Curve, *, max_hours: float | None = None, n_boo
            "method_runs": len(method.run_names)}
     row.update(speedups(base.hours, base.mean, method.hours, method.mean))
     row.update(bootstrap_ci(base, method, n_boot, seed))
+    row["baseline_peak_runs"] = _runs_at(base, row["baseline_peak_hours"])
+    row["method_reach_runs"] = _runs_at(method, row["method_hours_to_baseline_peak"])
     for kind in ("exact", "99"):
         if row[f"speedup_{kind}"] is None:  # not reached by the mean curves: no interval around nothing
             row[f"ci95_{kind}"] = row[f"never_reached_{kind}"] = None

@@ -22,7 +22,7 @@ speedup = load_script("speedup")
 KEYS = ["baseline", "method", "baseline_peak", "baseline_peak_hours", "method_peak", "method_peak_hours",
         "method_hours_to_baseline_peak", "speedup_exact", "speedup_exact_interp", "speedup_99",
         "speedup_99_interp", "ci95_exact", "ci95_99", "baseline_runs", "method_runs", "never_reached_exact",
-        "never_reached_99"]
+        "never_reached_99", "baseline_peak_runs", "method_reach_runs"]
 
 
 def write_setting(d, prefix, curves):
@@ -117,6 +117,7 @@ def test_table_time_unit_single_runs_and_never_reached_share(tmp_path, capsys):
     assert "0.00 h" not in out and "peak 0.600 at 15.00 s" in out
     one, mixed = out.splitlines()[2:]
     assert one.startswith("one (1) | 0.700 at 15.00 s | 10.00 s | 1.50") and "n/a (1 run)" in one
+    assert "of 2 runs" not in out  # every point averages all runs here
     assert "not reached" not in one
     assert mixed.startswith("mixed (3) | 0.600 at 20.00 s | 20.00 s | 0.75") and "[0.00, 1.50] (" in mixed
     share = speedup.compute(speedup.parse_args(argv))[1]["never_reached_exact"]

@@ -120,3 +120,10 @@ def test_setting_curve_interpolates_runs_with_own_times():
     assert c.values[0, :2] == pytest.approx([0.1, 1.1]) and np.isnan(c.values[0, 2])  # a ends at 3.0
     assert np.isnan(c.values[1, 0]) and c.values[1, 1:] == pytest.approx([0.9, 1.9])  # b starts at 1.2
     assert c.mean == pytest.approx([0.1, 1.0, 1.9])
+
+
+def test_rows_count_the_runs_behind_the_peak_and_the_crossing():
+    b = curve("b", [[0.2, 0.5, 0.6, 0.55], [0.2, 0.5, np.nan, 0.55]])  # the peak point has one run
+    row = speedup(b, curve("m", [[0.4, 0.62, 0.7, 0.7]] * 2), n_boot=0)
+    assert (row["baseline_peak"], row["baseline_peak_hours"], row["baseline_peak_runs"]) == (0.6, 1.5, 1)
+    assert (row["method_hours_to_baseline_peak"], row["method_reach_runs"]) == (1.0, 2)
