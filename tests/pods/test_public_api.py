@@ -49,7 +49,8 @@ def test_unknown_name_lists_the_public_ones():
 
 
 def test_missing_extra_names_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "scipy", None)  # `import scipy` now raises ImportError(name="scipy")
+    for name in ("scipy", "scipy.stats"):  # importing them now raises ImportError (even if imported before)
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(ImportError, match=r"pip install 'pods\[analysis\]'"):
         require("scipy.stats", "analysis")
     monkeypatch.setitem(sys.modules, "wandb", None)
