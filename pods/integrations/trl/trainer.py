@@ -1,171 +1,27 @@
-"""PODS for TRL: a `trl.GRPOTrainer` that generates n completions per prompt and trains on m.
+"""PODSTrainer: TRL's GRPOTrainer that generates n completions per prompt and trains on m.
 
-    from pods.integrations.trl import PODSConfig, PODSTrainer
-    args = PODSConfig(output_dir="out", num_generations=16, pods_m=4, pods_rule="max_variance",
-                      per_device_train_batch_size=16, gradient_accumulation_steps=2)
-    PODSTrainer(model=..., reward_funcs=[...], args=args, train_dataset=ds).train()
+    from pods.integrations.trl import PODSTrainer
+    PODSTrainer(model=..., reward_funcs=[...], args=PODSConfig(...), train_dataset=ds).train()
 
-Launch on several GPUs with `accelerate launch` (see scripts/train_trl.py and README "Multi-GPU with
-TRL + accelerate"). Only TRL's extension points are used: `_calculate_rewards` (to read the rewards
-TRL gathered over all processes) and `_generate_and_score_completions` (to down-sample its output);
-generation, the loss, vLLM and DeepSpeed stay TRL's.
-
-Batch bookkeeping. TRL's batch fields count *generated* completions, as in plain TRL: each process
-generates `per_device_train_batch_size * steps_per_generation` completions per generation round,
-the round holds G = generation_batch_size / n whole prompt groups of n = num_generations
-completions, and one group may span processes. PODS then
-  1. gathers the rewards of the round, [G, n] (TRL gathers them over processes),
-  2. selects m per group with `pods.downsample.select` (identically on every process),
-  3. recomputes the group advantages over the m kept (`pods.advantages.group_advantages`),
-  4. gives each process an equal, consecutive share of the G * m kept rollouts (sorted by group):
-     its own rows when every group lies on one process (no communication), otherwise the kept
-     rows are gathered and re-split, so every process trains on the same number of sequences,
-  5. TRL splits that share into `steps_per_generation` loss micro-batches.
-So each loss micro-batch holds per_device_train_batch_size * m / n sequences
-(`PODSConfig.pods_micro_batch_size`), which must be a whole number: checked at config time.
-
-GRPO-GA, the paper's comparison, is plain TRL: `grpo_ga_kwargs(pods_kwargs)` gives the
-`trl.GRPOConfig` arguments that generate as many rollouts per optimizer step with the same loss
-micro-batch and train on all of them through n/m times more gradient accumulation.
-
-Unsloth (one GPU): import unsloth first (it patches trl), then build both classes on the patched
-ones: `pods_config_class(trl.GRPOConfig)`, `pods_trainer_class(trl.GRPOTrainer)`; the trainer mixin
-needs only the two methods named above and the output dict of `_generate_and_score_completions`.
+Only TRL's extension points are used: `_calculate_rewards` (to read the rewards TRL gathered
+over all processes) and `_generate_and_score_completions` (to down-sample its output). See
+pods/integrations/trl/__init__.py for the batch bookkeeping.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-
 import torch
+from trl import GRPOTrainer
 
 from pods.advantages import group_advantages
-from pods.downsample import RULES, select
-
-try:  # TRL is a dependency, but keep the import error readable
-    from trl import GRPOConfig, GRPOTrainer
-except ImportError as err:  # pragma: no cover
-    raise ImportError("pods.integrations.trl needs `trl` (pinned in pyproject.toml): run `uv sync`") from err
+from pods.downsample import select
 
 LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded
-
-
-def check_pods_args(args) -> None:
-    """Validate the PODS fields of a (post-init) GRPO config; ValueError saying what to change."""
-    n, m = args.num_generations, args.pods_m
-    if args.pods_rule not in RULES:
-        raise ValueError(f"unknown pods_rule {args.pods_rule!r}; valid rules: {', '.join(RULES)}")
-    if m is None:
-        raise ValueError("PODSConfig needs pods_m (rollouts kept per prompt); for plain GRPO use trl.GRPOConfig")
-    if isinstance(m, bool) or not isinstance(m, int) or not 2 <= m <= n:
-        raise ValueError(
-            f"pods_m must be an integer in 2..num_generations={n}, got {m!r} "
-            "(advantages over a single kept rollout are always zero)"
-        )
-    if args.pods_rule == "none" and m != n:
-        raise ValueError(f"pods_rule 'none' keeps every rollout: set pods_m = num_generations = {n} (got {m})")
-    per_device = args.per_device_train_batch_size
-    if per_device * m % n:
-        raise ValueError(
-            f"each loss micro-batch holds per_device_train_batch_size * m / n = {per_device} * {m} / {n} "
-            f"sequences, which is not a whole number: make per_device_train_batch_size (completions "
-            f"generated per device per accumulation step) a multiple of {n // math.gcd(n, m)}"
-        )
-    if args.multi_objective_aggregation != "sum_then_normalize":
-        raise ValueError(
-            "PODS selects on the weighted sum of the reward functions: set "
-            f"multi_objective_aggregation='sum_then_normalize' (got {args.multi_objective_aggregation!r})"
-        )
-
-
-def pods_config_class(base: type = GRPOConfig) -> type:
-    """`base` (trl.GRPOConfig, or Unsloth's patched one) plus `pods_m` and `pods_rule`, validated.
-
-    `num_generations` is n (generated per prompt); `pods_micro_batch_size` is the number of
-    sequences in each loss computation on each process, per_device_train_batch_size * m / n.
-    """
-
-    def __post_init__(self):
-        base.__post_init__(self)
-        check_pods_args(self)
-
-    namespace = {
-        "__annotations__": {"pods_m": int | None, "pods_rule": str},
-        "pods_m": field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"}),
-        "pods_rule": field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"}),
-        "__post_init__": __post_init__,
-        "pods_micro_batch_size": property(lambda self: self.per_device_train_batch_size * self.pods_m
-                                          // self.num_generations),
-        "__doc__": pods_config_class.__doc__,
-        "__module__": __name__,
-    }
-    name = "PODSConfig" if base is GRPOConfig else f"PODS{base.__name__}"
-    cls = dataclass(type(name, (base,), namespace))
-    globals().setdefault(name, cls)  # importable by name, so pickle (training_args.bin) finds it
-    return cls
-
-
-PODSConfig = pods_config_class(GRPOConfig)
-
-
-def grpo_ga_kwargs(pods_kwargs: dict, group_size: int | None = None) -> dict:
-    """`trl.GRPOConfig` kwargs of the GRPO-GA run matching the PODS kwargs `pods_kwargs`.
-
-    Same rollouts generated per optimizer step and same loss micro-batch (m / n of PODS's
-    per-device generation batch); all of them are trained, so gradient accumulation (and
-    steps_per_generation, if set) grow by n / m. `group_size` is GRPO-GA's num_generations:
-    m by default (the paper's runs: PODS n128-m32-ga4 vs GRPO-GA n32-m32-ga16), or n.
-    """
-    kw = {k: v for k, v in pods_kwargs.items() if not k.startswith("pods_")}
-    n, m = pods_kwargs["num_generations"], pods_kwargs["pods_m"]
-    ga = pods_kwargs.get("gradient_accumulation_steps", 1)
-    per_device = pods_kwargs.get("per_device_train_batch_size", 8)
-    if per_device * m % n or ga * n % m or (pods_kwargs.get("steps_per_generation") or m) * n % m:
-        raise ValueError(
-            f"GRPO-GA needs per_device_train_batch_size * m / n and gradient_accumulation_steps * n / m "
-            f"(and steps_per_generation * n / m) to be whole numbers; "
-            f"got per_device={per_device}, ga={ga}, n={n}, m={m}"
-        )
-    kw.update(num_generations=group_size or m, per_device_train_batch_size=per_device * m // n,
-              gradient_accumulation_steps=ga * n // m)
-    if kw.get("steps_per_generation") is not None:
-        kw["steps_per_generation"] = kw["steps_per_generation"] * n // m
-    return kw
 
 
 def selection_generator(seed: int, round_: int) -> torch.Generator:
     """The CPU generator of the `random` rule for generation round `round_` (identical on every process)."""
     return torch.Generator().manual_seed(seed * 1_000_003 + round_)
-
-
-TRL_ONLY_KWARGS = ("prompts", "completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
-
-
-def trl_reward_funcs(specs: list[dict], answer_column: str = "answer") -> tuple[list, list[float]]:
-    """TRL reward functions and weights from `[{name, weight}]` specs of the `rewards` registry.
-
-    TRL calls `f(prompts=, completions=, completion_ids=, **dataset_columns, trainer_state=, ...)`;
-    each adapter calls `rewards.get(name)(completions, answers, **columns)` (conversational
-    completions are reduced to their text). Logged by TRL as `rewards/<name>/mean`.
-    """
-    import rewards
-
-    funcs, weights = [], []
-    for spec in specs:
-        name, fn = spec["name"], rewards.get(spec["name"])
-
-        def reward(completions, _fn=fn, **kwargs):
-            if answer_column not in kwargs:
-                raise ValueError(f"the training dataset needs a {answer_column!r} column for the reward functions")
-            texts = [c[-1]["content"] if isinstance(c, list) else c for c in completions]
-            columns = {k: v for k, v in kwargs.items() if k not in TRL_ONLY_KWARGS and k != answer_column}
-            return [float(x) for x in _fn(texts, kwargs[answer_column], **columns)]
-
-        reward.__name__ = name
-        funcs.append(reward)
-        weights.append(float(spec.get("weight", 1.0)))
-    return funcs, weights
 
 
 class PODSMixin:
