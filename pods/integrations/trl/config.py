@@ -1,10 +1,12 @@
-"""PODSConfig: `trl.GRPOConfig` plus `pods_m` / `pods_rule`, checked at construction; GRPO-GA kwargs.
+"""Configs: PODSConfig (`trl.GRPOConfig` + `pods_m`, `pods_rule`, `prompt_repeats`) and GRPOGAConfig
+(`trl.GRPOConfig` + `prompt_repeats`), checked at construction; the GRPO-GA kwargs of a PODS run.
 
-    from pods.integrations.trl import PODSConfig, grpo_ga_kwargs
+    from pods.integrations.trl import PODSConfig, GRPOGAConfig, grpo_ga_kwargs
     args = PODSConfig(output_dir="out", num_generations=16, pods_m=4, per_device_train_batch_size=16)
-    ga = grpo_ga_kwargs({"num_generations": 16, "pods_m": 4, ...})   # the matching GRPO-GA kwargs
+    ga = GRPOGAConfig(**grpo_ga_kwargs({"num_generations": 16, "pods_m": 4, ...}))  # the matching GRPO-GA
 
-See pods/integrations/trl/__init__.py for the batch bookkeeping.
+`prompt_repeats = k`: each sampled prompt fills k consecutive groups of n (pods/integrations/trl/
+sampler.py). See pods/integrations/trl/__init__.py for the batch bookkeeping.
 """
 
 from __future__ import annotations
@@ -45,8 +47,50 @@ def check_pods_args(args) -> None:
         )
 
 
+def check_prompt_repeats(args) -> None:
+    """Validate `prompt_repeats` of a (post-init) config; ValueError saying what to change."""
+    k, n = args.prompt_repeats, args.num_generations
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"prompt_repeats must be a positive integer (groups of n per sampled prompt), got {k!r}")
+    if args.generation_batch_size % (n * k):
+        raise ValueError(
+            f"prompt_repeats={k}: a generation round of generation_batch_size={args.generation_batch_size} "
+            f"completions must hold whole prompts of prompt_repeats * num_generations = {k * n} completions; "
+            f"make per_device_train_batch_size * steps_per_generation * processes a multiple of {k * n}"
+        )
+
+
+def _repeats_field():
+    return field(default=1, metadata={"help": "consecutive groups of num_generations completions per sampled "
+                                              "prompt, each selected and normalised on its own (1: TRL's sampler)"})
+
+
+def _make(name: str, base: type, fields: dict, annotations: dict, post_init, **extra) -> type:
+    namespace = {"__annotations__": annotations, **fields, "__post_init__": post_init, "__module__": __name__,
+                 **extra}
+    cls = dataclass(type(name, (base,), namespace))
+    globals().setdefault(name, cls)  # importable by name, so pickle (training_args.bin) finds it
+    return cls
+
+
+def grpo_ga_config_class(base: type = GRPOConfig) -> type:
+    """`base` (trl.GRPOConfig or Unsloth's) plus `prompt_repeats`: the GRPO-GA baseline's config."""
+
+    def __post_init__(self):
+        base.__post_init__(self)
+        check_prompt_repeats(self)
+
+    name = "GRPOGAConfig" if base is GRPOConfig else f"GRPOGA{base.__name__}"
+    return _make(name, base, {"prompt_repeats": _repeats_field()}, {"prompt_repeats": int}, __post_init__,
+                 __doc__=grpo_ga_config_class.__doc__)
+
+
+GRPOGAConfig = grpo_ga_config_class(GRPOConfig)
+
+
 def pods_config_class(base: type = GRPOConfig) -> type:
-    """`base` (trl.GRPOConfig, or Unsloth's patched one) plus `pods_m` and `pods_rule`, validated.
+    """`base` (trl.GRPOConfig, or Unsloth's patched one) plus `pods_m`, `pods_rule` and
+    `prompt_repeats`, validated.
 
     `num_generations` is n (generated per prompt); `pods_micro_batch_size` is the number of
     sequences in each loss computation on each process, per_device_train_batch_size * m / n.
@@ -55,46 +99,42 @@ def pods_config_class(base: type = GRPOConfig) -> type:
     def __post_init__(self):
         base.__post_init__(self)
         check_pods_args(self)
+        check_prompt_repeats(self)
 
-    namespace = {
-        "__annotations__": {"pods_m": int | None, "pods_rule": str},
-        "pods_m": field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"}),
-        "pods_rule": field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"}),
-        "__post_init__": __post_init__,
-        "pods_micro_batch_size": property(lambda self: self.per_device_train_batch_size * self.pods_m
-                                          // self.num_generations),
-        "__doc__": pods_config_class.__doc__,
-        "__module__": __name__,
-    }
+    fields = {"pods_m": field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"}),
+              "pods_rule": field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"}),
+              "prompt_repeats": _repeats_field()}
     name = "PODSConfig" if base is GRPOConfig else f"PODS{base.__name__}"
-    cls = dataclass(type(name, (base,), namespace))
-    globals().setdefault(name, cls)  # importable by name, so pickle (training_args.bin) finds it
-    return cls
+    micro = property(lambda self: self.per_device_train_batch_size * self.pods_m // self.num_generations)
+    return _make(name, base, fields, {"pods_m": int | None, "pods_rule": str, "prompt_repeats": int}, __post_init__,
+                 pods_micro_batch_size=micro, __doc__=pods_config_class.__doc__)
 
 
 PODSConfig = pods_config_class(GRPOConfig)
 
 
 def grpo_ga_kwargs(pods_kwargs: dict, group_size: int | None = None) -> dict:
-    """`trl.GRPOConfig` kwargs of the GRPO-GA run matching the PODS kwargs `pods_kwargs`.
+    """`GRPOGAConfig` kwargs of the GRPO-GA run matching the PODS kwargs `pods_kwargs`.
 
-    Same rollouts generated per optimizer step and same loss micro-batch (m / n of PODS's
-    per-device generation batch); all of them are trained, so gradient accumulation (and
+    Same prompts and rollouts generated per optimizer step and same loss micro-batch (m / n of
+    PODS's per-device generation batch); all of them are trained, so gradient accumulation (and
     steps_per_generation, if set) grow by n / m. `group_size` is GRPO-GA's num_generations:
-    m by default (the paper's runs: PODS n128-m32-ga4 vs GRPO-GA n32-m32-ga16), or n.
+    m by default (the paper's runs: PODS n128-m32-ga4 vs GRPO-GA n32-m32-ga16), or n. Each
+    sampled prompt keeps its k * n completions: prompt_repeats becomes k * n / group_size.
     """
     kw = {k: v for k, v in pods_kwargs.items() if not k.startswith("pods_")}
     n, m = pods_kwargs["num_generations"], pods_kwargs["pods_m"]
     ga = pods_kwargs.get("gradient_accumulation_steps", 1)
     per_device = pods_kwargs.get("per_device_train_batch_size", 8)
-    if per_device * m % n or ga * n % m or (pods_kwargs.get("steps_per_generation") or m) * n % m:
+    group, k = group_size or m, pods_kwargs.get("prompt_repeats", 1)
+    if per_device * m % n or ga * n % m or (pods_kwargs.get("steps_per_generation") or m) * n % m or k * n % group:
         raise ValueError(
-            f"GRPO-GA needs per_device_train_batch_size * m / n and gradient_accumulation_steps * n / m "
-            f"(and steps_per_generation * n / m) to be whole numbers; "
-            f"got per_device={per_device}, ga={ga}, n={n}, m={m}"
+            f"GRPO-GA needs per_device_train_batch_size * m / n, gradient_accumulation_steps * n / m "
+            f"(and steps_per_generation * n / m) and prompt_repeats * n / group_size to be whole numbers; "
+            f"got per_device={per_device}, ga={ga}, n={n}, m={m}, prompt_repeats={k}, group_size={group}"
         )
-    kw.update(num_generations=group_size or m, per_device_train_batch_size=per_device * m // n,
-              gradient_accumulation_steps=ga * n // m)
+    kw.update(num_generations=group, per_device_train_batch_size=per_device * m // n,
+              gradient_accumulation_steps=ga * n // m, prompt_repeats=k * n // group)
     if kw.get("steps_per_generation") is not None:
         kw["steps_per_generation"] = kw["steps_per_generation"] * n // m
     return kw

@@ -15,6 +15,7 @@ from trl import GRPOTrainer
 
 from pods.advantages import group_advantages
 from pods.downsample import select
+from pods.integrations.trl.sampler import PromptRepeatsMixin
 
 LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded
 
@@ -177,7 +178,7 @@ class PODSMixin:
 def pods_trainer_class(base: type = GRPOTrainer) -> type:
     """A PODS trainer class on top of `base` (TRL's GRPOTrainer, or Unsloth's patched one)."""
 
-    class _PODSTrainer(PODSMixin, base):
+    class _PODSTrainer(PODSMixin, PromptRepeatsMixin, base):
         def __init__(self, *args, **kwargs):
             config = kwargs.get("args", args[2] if len(args) > 2 else None)
             if getattr(config, "pods_m", None) is None:  # before the model loads
@@ -193,3 +194,15 @@ def pods_trainer_class(base: type = GRPOTrainer) -> type:
 
 
 PODSTrainer = pods_trainer_class(GRPOTrainer)
+
+
+def grpo_ga_trainer_class(base: type = GRPOTrainer) -> type:
+    """`base` (TRL's GRPOTrainer or Unsloth's) with the `prompt_repeats` sampler: the GRPO-GA baseline,
+    trained on every rollout; with prompt_repeats = 1 (or a plain GRPOConfig) it is `base` unchanged."""
+    name = "GRPOGATrainer" if base is GRPOTrainer else f"GRPOGA{base.__name__}"
+    cls = type(name, (PromptRepeatsMixin, base), {"__module__": __name__, "__doc__": grpo_ga_trainer_class.__doc__})
+    globals().setdefault(name, cls)
+    return cls
+
+
+GRPOGATrainer = grpo_ga_trainer_class(GRPOTrainer)

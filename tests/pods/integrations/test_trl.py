@@ -73,9 +73,9 @@ def test_trainer_needs_a_pods_config(tmp_path):
 def test_grpo_ga_matches_paper_runs():
     pods = dict(num_generations=128, pods_m=32, per_device_train_batch_size=32, gradient_accumulation_steps=4,
                 learning_rate=2e-5, pods_rule="max_variance")
-    ga = grpo_ga_kwargs(pods)  # the paper's n32-m32-ga16
+    ga = grpo_ga_kwargs(pods)  # n32-m32-ga16, each prompt's 128 completions as 4 groups of 32
     assert ga == dict(num_generations=32, per_device_train_batch_size=8, gradient_accumulation_steps=16,
-                      learning_rate=2e-5)
+                      learning_rate=2e-5, prompt_repeats=4)
     generated = lambda kw: kw["per_device_train_batch_size"] * kw["gradient_accumulation_steps"]  # noqa: E731
     assert generated(ga) == generated(pods)  # same rollouts per optimizer step, all of them trained
     assert grpo_ga_kwargs(pods, group_size=128)["num_generations"] == 128
