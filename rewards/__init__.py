@@ -10,6 +10,7 @@ them. Registered names (see each module's docstring for exactly what it accepts)
 - `arithmetic` rewards.arithmetic   embedded task: leading digits == gold exactly (1.0 / 0.0)
 - `format`     rewards.format       strict `<think>..</think><answer>..</answer>` (1.0 / 0.0)
 - `tags`       rewards.format       0.25 per think/answer tag present exactly once
+- `openr1_accuracy`, `openr1_format`, `openr1_tags`  rewards.openr1  the authors' 8-GPU rewards
 - `strict_format` is also exported as a predicate, `strict_format(text) -> bool`, for `for_acc`.
 
 Usage:
@@ -30,6 +31,7 @@ from rewards.chemistry import chemistry_reward
 from rewards.format import format_reward, strict_format, tags_reward
 from rewards.gsm8k import gsm8k_reward
 from rewards.math_answer import math_reward
+from rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
 
 RewardFn = Callable[..., list[float]]
 
@@ -40,6 +42,7 @@ REGISTRY: dict[str, RewardFn] = {
     "arithmetic": arithmetic_reward,
     "format": format_reward,
     "tags": tags_reward,
+    "openr1_accuracy": openr1_accuracy, "openr1_format": openr1_format, "openr1_tags": openr1_tags,
 }
 # Which correctness reward goes with which dataset (pods.data names); evaluation's `ans_acc`.
 DATASET_REWARD = {

@@ -6,13 +6,14 @@ import rewards
 
 
 def test_names_and_get():
-    assert rewards.names() == ["arithmetic", "chemistry", "format", "gsm8k", "math", "tags"]
+    assert rewards.names() == ["arithmetic", "chemistry", "format", "gsm8k", "math", "openr1_accuracy",
+                               "openr1_format", "openr1_tags", "tags"]
     for name in rewards.names():
         assert rewards.get(name)(["x"], ["1"]) in ([0.0], [1.0])
 
 
 def test_unknown_name_lists_valid_ones():
-    with pytest.raises(ValueError, match="valid names: arithmetic, chemistry, format, gsm8k, math, tags"):
+    with pytest.raises(ValueError, match="valid names: arithmetic, chemistry, format, gsm8k, math, openr1_"):
         rewards.get("accuracy")
 
 
