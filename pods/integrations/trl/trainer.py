@@ -11,6 +11,8 @@ pods/integrations/trl/__init__.py for the batch bookkeeping.
 from __future__ import annotations
 
 import torch
+from transformers import TrainerCallback
+from transformers.trainer_callback import ExportableState
 from trl import GRPOTrainer
 
 from pods.advantages import group_advantages
@@ -25,15 +27,39 @@ def selection_generator(seed: int, round_: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 1_000_003 + round_)
 
 
+class PODSRound(TrainerCallback, ExportableState):
+    """The generation-round counter that seeds the `random` rule: saved in every checkpoint
+    (trainer_state.json, `stateful_callbacks.PODSRound`) and restored when training resumes, so
+    the draws continue instead of repeating those of the first rounds."""
+
+    def __init__(self, round: int = 0):
+        self.round = round
+
+    def state(self) -> dict:
+        return {"args": {"round": self.round}, "attributes": {}}
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        if state.global_step > 0:  # resumed from a checkpoint
+            saved = (state.stateful_callbacks or {}).get(type(self).__name__)
+            if not isinstance(saved, dict):
+                raise RuntimeError("this checkpoint has no PODS round counter (not written by a PODSTrainer?): "
+                                   "resume it with the trainer that wrote it")
+            self.round = saved["args"]["round"]
+
+
 class PODSMixin:
     """Down-sampling on top of a GRPOTrainer class (TRL's, or Unsloth's patched one)."""
 
     def _pods_setup(self):
         if self.args.pods_m > self.num_generations:
             raise ValueError(f"pods_m={self.args.pods_m} exceeds num_generations={self.num_generations}")
-        self._pods_round = 0  # generation rounds so far; seeds the `random` rule identically on all processes
+        self.add_callback(PODSRound())  # generation rounds so far; seeds `random` identically on all processes
         self._pods_rewards_per_func = None
         self.pods_last_selection: dict | None = None
+
+    @property
+    def _pods_counter(self) -> PODSRound:
+        return next(cb for cb in self.callback_handler.callbacks if isinstance(cb, PODSRound))
 
     def _calculate_rewards(self, *args, **kwargs):
         rewards_per_func = super()._calculate_rewards(*args, **kwargs)  # [G * n, F], gathered over processes
@@ -65,7 +91,7 @@ class PODSMixin:
         unscorable = torch.isnan(rewards)  # [G, n]
         fill = torch.nan_to_num(torch.nanmean(rewards, dim=1, keepdim=True), nan=0.0)  # [G, 1]
         filled = torch.where(unscorable, fill, rewards)
-        generator = selection_generator(self.args.seed, self._pods_round)
+        generator = selection_generator(self.args.seed, self._pods_counter.round)
         kept = select(filled, m, rule, generator=generator)  # [G, m]
         kept_rewards = filled.gather(1, kept)  # [G, m]
         adv = group_advantages(kept_rewards, scale=scale)  # TRL's scale_rewards: group | batch | none
@@ -103,10 +129,11 @@ class PODSMixin:
         mask = new["completion_mask"] if "tool_mask" not in new else new["completion_mask"] * new["tool_mask"]
         new["num_items_in_batch"] = acc.gather(mask.sum()).sum()  # tokens in the kept batch, all processes
         self._pods_trim(new)
-        self._pods_log(rewards.view(G, n), kept, kept_rewards, local)
-        self.pods_last_selection = {"round": self._pods_round, "rewards": rewards.view(G, n), "kept": kept,
+        self._pods_log(rewards.view(G, n), kept, kept_rewards, local, self._pods_counter.round)
+        counter = self._pods_counter
+        self.pods_last_selection = {"round": counter.round, "rewards": rewards.view(G, n), "kept": kept,
                                     "advantages": adv, "rows": rows[mine], "local": local}
-        self._pods_round += 1
+        counter.round += 1
         return new
 
     @staticmethod
@@ -165,8 +192,9 @@ class PODSMixin:
                     and value.shape[1] == width):
                 batch[key] = value[:, :used]
 
-    def _pods_log(self, rewards, kept, kept_rewards, local):
+    def _pods_log(self, rewards, kept, kept_rewards, local, round_):
         metrics = self._metrics["train"]
+        metrics["pods/round"].append(float(round_))  # rounds so far (mean over a logged step's rounds)
         spread = kept_rewards.std(dim=1, unbiased=False)  # [G]
         metrics["pods/kept_reward"].append(kept_rewards.mean().item())
         metrics["pods/kept_reward_std"].append(spread.mean().item())
