@@ -10,7 +10,6 @@ and that the parameters change. The 2-process run is in test_trl_multiprocess.py
 
 import os
 from collections import Counter
-from pathlib import Path
 
 import pytest
 import torch
@@ -84,20 +83,6 @@ def test_grpo_ga_matches_paper_runs():
         {**pods, "steps_per_generation": None})["steps_per_generation"] is None
     with pytest.raises(ValueError, match="whole numbers"):
         grpo_ga_kwargs({**pods, "gradient_accumulation_steps": 1, "pods_m": 48})
-
-
-def test_trl_presets_are_pods_and_its_grpo_ga():
-    from omegaconf import OmegaConf
-
-    root = Path(__file__).resolve().parents[3] / "config" / "trl"
-    pods = OmegaConf.to_container(OmegaConf.load(root / "pods-qwen2.5-3b.yaml"), resolve=True)
-    ga = OmegaConf.to_container(OmegaConf.load(root / "grpo-ga-qwen2.5-3b.yaml"), resolve=True)
-    assert pods["algorithm"] == "pods" and ga["algorithm"] == "grpo_ga"
-    assert (pods["trl"]["num_generations"], pods["trl"]["pods_m"], pods["trl"]["gradient_accumulation_steps"]) == (
-        128, 32, 4)
-    assert grpo_ga_kwargs(pods["trl"]) == ga["trl"]  # the GA preset is exactly the matching comparison
-    assert {k: v for k, v in pods.items() if k != "trl"} == {**{k: v for k, v in ga.items() if k != "trl"},
-                                                          "algorithm": "pods"}
 
 
 def test_reward_adapter_takes_trl_calls():

@@ -9,7 +9,11 @@ This file is also the worker: the test launches it with `--worker OUT` through a
   A  per-device 6 generated, n=4, m=2: 3 groups over 2 processes, the middle one split across
      them, so the kept rows must be gathered and re-split (3 kept per process);
   B  per-device 4 generated x 2 accumulation steps: whole groups per process, no communication;
-  C  as A with the `random` rule, which must draw the same subsets on both processes.
+  C  as A with the `random` rule, which must draw the same subsets on both processes;
+  D  `prompt_repeats=2`, 4 generated x 2 accumulation steps: each process gets ONE prompt per step and
+     generates 2 groups of it (the authors' 8-GPU layout), each group selected on its own;
+  E  the matching GRPO-GA (GRPOGATrainer, groups of m = 2, prompt_repeats=4): one prompt per process,
+     all rows trained.
 Each rank dumps what the rewards saw, what TRL logged (gathered) and every loss batch; the test
 checks the union over ranks is exactly `select`'s choice per group, equal shares per rank, and
 that both replicas trained to the same (changed) parameters.
@@ -32,37 +36,47 @@ ROOT = Path(__file__).resolve().parents[3]
 N, M = 4, 2
 PHASES = {"A": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1),
           "B": dict(per_device_train_batch_size=4, gradient_accumulation_steps=2),
-          "C": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1, pods_rule="random")}
+          "C": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1, pods_rule="random"),
+          "D": dict(per_device_train_batch_size=4, gradient_accumulation_steps=2, prompt_repeats=2)}
+GA_PHASE = dict(num_generations=2, per_device_train_batch_size=2, gradient_accumulation_steps=4, prompt_repeats=4)
 
 
 def _worker(out: Path):
     from accelerate.utils import gather_object
     from datasets import Dataset
 
-    from pods.integrations.trl import PODSConfig, PODSTrainer
+    from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer
     from pods.models import byte_tokenizer, tiny_causal_lm
 
-    class Recorder(PODSTrainer):
-        def _generate_and_score_completions(self, inputs):
-            self.local_ids = None
-            result = super()._generate_and_score_completions(inputs)
-            self.rounds.append(dict(logged=list(self._logs["rewards"]["reward_fn"])[-len(inputs) * 2:],
-                                    ids=[list(x) for x in gather_object(self.local_ids)], losses=[],
-                                    regrouped=not self.pods_last_selection["local"]))
-            return result
+    def recorder(base):
+        class Recorder(base):
+            def _generate_and_score_completions(self, inputs):
+                self.local_ids = None
+                result = super()._generate_and_score_completions(inputs)
+                selection = getattr(self, "pods_last_selection", None) or {"local": True}
+                self.rounds.append(dict(logged=list(self._logs["rewards"]["reward_fn"])[-len(inputs) * 2:],
+                                        ids=[list(x) for x in gather_object(self.local_ids)], losses=[],
+                                        regrouped=not selection["local"], prompts=[x["prompt"] for x in inputs]))
+                return result
 
-        def _compute_loss(self, model, inputs):
-            ids = [r[m.bool()].tolist() for r, m in zip(inputs["completion_ids"], inputs["completion_mask"])]
-            self.rounds[-1]["losses"].append([[i, a] for i, a in zip(ids, inputs["advantages"].tolist())])
-            return super()._compute_loss(model, inputs)
+            def _compute_loss(self, model, inputs):
+                ids = [r[m.bool()].tolist() for r, m in zip(inputs["completion_ids"], inputs["completion_mask"])]
+                self.rounds[-1]["losses"].append([[i, a] for i, a in zip(ids, inputs["advantages"].tolist())])
+                return super()._compute_loss(model, inputs)
+
+        return Recorder
 
     tok = byte_tokenizer()
     report = {}
-    for name, sizes in PHASES.items():
+    for name, sizes in [*PHASES.items(), ("E", GA_PHASE)]:
         model = tiny_causal_lm(tok)
         before = [p.detach().clone() for p in model.parameters()]
-        args = PODSConfig(output_dir=str(out / name), num_generations=N, pods_m=M, max_steps=2, max_completion_length=8,
-                          learning_rate=1e-2, use_cpu=True, report_to=[], save_strategy="no", seed=0, **sizes)
+        common = dict(output_dir=str(out / name), max_steps=2, max_completion_length=8, learning_rate=1e-2,
+                      use_cpu=True, report_to=[], save_strategy="no", seed=0)
+        if name == "E":
+            args, Recorder = GRPOGAConfig(**common, **sizes), recorder(GRPOGATrainer)
+        else:
+            args, Recorder = PODSConfig(**common, num_generations=N, pods_m=M, **sizes), recorder(PODSTrainer)
         holder = {}
 
         def reward_fn(completions, completion_ids, **kwargs):
@@ -138,8 +152,20 @@ def test_split_groups_exercise_regrouping(ranks):
     assert any(r["regrouped"] for p in ("A", "C") for r in ranks[0][p]["rounds"])  # the gather path ran
 
 
+@pytest.mark.parametrize("phase", ["D", "E"])
+def test_prompt_repeats_give_each_process_one_prompt(ranks, phase):
+    seen = set()
+    for a, b in zip(ranks[0][phase]["rounds"], ranks[1][phase]["rounds"]):
+        assert len(a["prompts"]) == len(b["prompts"]) == 8  # 2 groups of 4 (D) or 4 groups of 2 (E)
+        assert len(set(a["prompts"])) == len(set(b["prompts"])) == 1 and a["prompts"][0] != b["prompts"][0]
+        seen |= {a["prompts"][0], b["prompts"][0]}
+    assert len(seen) == 4  # 2 steps x 2 processes, a new prompt each time
+    for r in (ranks[0]["E"], ranks[1]["E"]):  # GRPO-GA trains all 8 of its rows, 4 micro-batches of 2
+        assert all(sum(len(b) for b in rnd["losses"]) == 8 for rnd in r["rounds"])
+
+
 def test_two_processes_train_in_sync(ranks):
-    for phase in PHASES:
+    for phase in [*PHASES, "E"]:
         print(f"phase {phase}: 2 steps in {ranks[0][phase]['train_seconds']:.2f} s (rank 0)")
         assert ranks[0][phase]["changed"] and ranks[1][phase]["changed"]
         assert ranks[0][phase]["checksum"] == pytest.approx(ranks[1][phase]["checksum"], rel=1e-9)
