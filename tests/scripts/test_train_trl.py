@@ -18,7 +18,8 @@ train_trl = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(train_trl)
 PRESETS = ROOT / "config" / "trl"
 TINY = PRESETS / "tiny-cpu.yaml"
-QUICK = ["model=tiny", "train_steps=2", "dataset.limit=256", "eval.limit=8", "trl.eval_steps=1", "trl.save_steps=1"]
+QUICK = ["model=tiny", "train_steps=2", "dataset.limit=256", "eval.limit=8", "trl.eval_steps=1", "trl.save_steps=1",
+         "trl.per_device_train_batch_size=32"]
 
 
 def test_preset_checks():
@@ -139,7 +140,7 @@ def test_two_step_cpu_run_writes_readable_metrics_and_reruns_as_a_no_op(tmp_path
     before = (run_dir / "metrics.jsonl").read_text()
     assert train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK])[0] is None  # finished: no-op
     assert (run_dir / "metrics.jsonl").read_text() == before
-    with pytest.raises(ValueError, match=r"other settings \(trl.learning_rate: 0.0005 -> 0.1\)"):
+    with pytest.raises(ValueError, match=r"other settings \(trl.learning_rate: 0.0002 -> 0.1\)"):
         train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK, "trl.learning_rate=0.1"])
     run = load_run_dir(run_dir)  # the analysis scripts read it
     assert run.steps.tolist() == [0, 1, 2] and run.metric("arithmetic", "ans_acc").shape == (3,)

@@ -24,7 +24,7 @@ import pytest
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--preset", str(ROOT / "config/trl/tiny-cpu.yaml"), "train_steps=8", "trl.save_steps=2", "trl.eval_steps=3",
-        "dataset.limit=512", "eval.limit=16", "trl.pods_rule=random"]
+        "dataset.limit=512", "eval.limit=16", "trl.pods_rule=random", "trl.per_device_train_batch_size=64"]
 ENV = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1",
        "TOKENIZERS_PARALLELISM": "false"}
 
