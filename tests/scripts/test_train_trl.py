@@ -122,6 +122,9 @@ def test_epoch_schedule_is_one_pass_over_the_prompts(tmp_path, algorithm):
     peak = cfg["trl"]["learning_rate"]
     assert lrs[0] == 0 and lrs[warm] == pytest.approx(peak) and lrs[warm // 2] == pytest.approx(peak / 2)
     assert lrs[warm + 45] == pytest.approx(peak / 2, rel=1e-3) and lrs[-1] < peak * 1e-3
+    authors = train_trl.build({**cfg, "train_steps": "authors_epoch"}, tmp_path / "a", Plan("fresh"))
+    ga = cfg["trl"]["gradient_accumulation_steps"]  # 2 (PODS) or 8 (GRPO-GA)
+    assert authors.args.max_steps == 100 // ga  # the fork's epoch: ceil(100 prompts / 1 process) // ga
 
 
 def test_two_step_cpu_run_writes_readable_metrics_and_reruns_as_a_no_op(tmp_path):

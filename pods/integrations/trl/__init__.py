@@ -5,10 +5,10 @@
                       per_device_train_batch_size=16, gradient_accumulation_steps=2)
     PODSTrainer(model=..., reward_funcs=[...], args=args, train_dataset=ds).train()
 
-Launch on several GPUs with `accelerate launch` (see scripts/train_trl.py and README "Multi-GPU with
-TRL + accelerate"). Only TRL's extension points are used: `_calculate_rewards` (to read the rewards
-TRL gathered over all processes) and `_generate_and_score_completions` (to down-sample its output);
-generation, the loss, vLLM and DeepSpeed stay TRL's.
+Launch on several GPUs with `accelerate launch` (scripts/train_trl.py, docs/multi-gpu.md). Only TRL's
+extension points are used: `_calculate_rewards` (to read the rewards TRL gathered over all
+processes) and `_generate_and_score_completions` (to down-sample its output); generation, the
+loss, vLLM and DeepSpeed stay TRL's.
 
 Batch bookkeeping. TRL's batch fields count *generated* completions, as in plain TRL: each process
 generates `per_device_train_batch_size * steps_per_generation` completions per generation round,
@@ -24,9 +24,16 @@ completions, and one group may span processes. PODS then
 So each loss micro-batch holds per_device_train_batch_size * m / n sequences
 (`PODSConfig.pods_micro_batch_size`), which must be a whole number: checked at config time.
 
-GRPO-GA, the paper's comparison, is plain TRL: `grpo_ga_kwargs(pods_kwargs)` gives the
-`trl.GRPOConfig` arguments that generate as many rollouts per optimizer step with the same loss
-micro-batch and train on all of them through n/m times more gradient accumulation.
+`prompt_repeats = k` (sampler.py) makes each sampled prompt fill k consecutive groups of n, the
+authors' 8-GPU layout (one prompt per process per step, n x ga completions of it).
+
+GRPO-GA, the paper's comparison, is TRL's GRPOTrainer with that sampler (`GRPOGATrainer`,
+`GRPOGAConfig`): `grpo_ga_kwargs(pods_kwargs)` gives the arguments that generate as many rollouts
+of as many prompts per optimizer step with the same loss micro-batch and train on all of them
+through n/m times more gradient accumulation.
+
+Resuming: PODSTrainer keeps its generation-round counter (which seeds the `random` rule) in every
+checkpoint (`PODSRound`), so `trainer.train(resume_from_checkpoint=...)` continues its draws.
 
 Unsloth (one GPU): import unsloth first (it patches trl), then build both classes on the patched
 ones: `pods_config_class(trl.GRPOConfig)`, `pods_trainer_class(trl.GRPOTrainer)`; the trainer mixin

@@ -12,6 +12,7 @@ sampler.py). See pods/integrations/trl/__init__.py for the batch bookkeeping.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 from trl import GRPOConfig
@@ -40,6 +41,11 @@ def check_pods_args(args) -> None:
             f"sequences, which is not a whole number: make per_device_train_batch_size (completions "
             f"generated per device per accumulation step) a multiple of {n // math.gcd(n, m)}"
         )
+    if getattr(args, "use_vllm", False) and getattr(args, "vllm_importance_sampling_correction", False):
+        warnings.warn(
+            "PODS with vLLM: TRL's vllm_importance_sampling_correction scores all n generated completions with the "
+            "training model before PODS keeps m of them (about doubling the update cost); set "
+            "vllm_importance_sampling_correction=False as config/trl/*-vllm.yaml do", stacklevel=3)
     if args.multi_objective_aggregation != "sum_then_normalize":
         raise ValueError(
             "PODS selects on the weighted sum of the reward functions: set "

@@ -47,6 +47,16 @@ def test_config_rejects_bad_settings(tmp_path, kw, message):
         _config(tmp_path, **kw)
 
 
+def test_config_warns_about_vllm_correction_over_all_n(tmp_path):
+    with pytest.warns(UserWarning, match="scores all n generated completions"):
+        _config(tmp_path, use_vllm=True)  # TRL's default: correction on
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _config(tmp_path, use_vllm=True, vllm_importance_sampling_correction=False)
+
+
 def test_config_micro_batch_and_generation_batch(tmp_path):
     args = _config(tmp_path, num_generations=8, pods_m=2, per_device_train_batch_size=8, gradient_accumulation_steps=3)
     assert args.pods_micro_batch_size == 2  # 8 * 2 / 8
