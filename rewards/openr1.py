@@ -13,11 +13,12 @@ open-r1/src/open_r1/rewards.py (accuracy :96-138, format :141-146, tag count :14
   number after `####`, which parses to the same value as the full solution text the authors
   passed. The completion's answer is read only from LaTeX behind an anchor: a `\\boxed{}`
   anywhere (tried first), or a `$..$` / `\\(..\\)` / `\\[..\\]` environment within 50 characters
-  after the word "answer" (the `<answer>` tag counts) or after "final answer ... is"; units off,
-  basic LaTeX on, boxed "all", equations on. A bare `72`, even inside `<answer>` tags, or a `$72$`
+  after the word "answer" (the `<answer>` tag counts) or after "final answer ... is"; normalised
+  with basic LaTeX, units, boxed "all" and equations on, nits and malformed operators off. A bare `72`, even inside `<answer>` tags, or a `$72$`
   far from any "answer" is NOT read: that is why the authors' first evaluations (after one step)
-  score 2.5-3.5 % (paper-results/h100s-acc.csv) and the runs learn to write `<answer>\\n$72$` or `\\boxed{72}` (math-verify's LatexExtractionConfig
-  with try_extract_without_anchor=False, boxed_match_priority=0).
+  score 2.5-3.5 % (paper-results/h100s-acc.csv) and the runs learn to write `<answer>\\n$72$` or
+  `\\boxed{72}` (math-verify's LatexExtractionConfig with try_extract_without_anchor=False,
+  boxed_match_priority=0).
   A gold that math-verify cannot parse gives NaN (the authors returned None): TRL skips that
   reward for that completion; the native loop refuses non-finite rewards with an error.
 - `openr1_format`: 1.0 iff the text starts with "<think>\\n", later holds "\\n</think>\\n<answer>\\n"

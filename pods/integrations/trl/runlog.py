@@ -136,7 +136,8 @@ class RunLog(TrainerCallback, ExportableState):
         if key not in metrics:
             raise KeyError(f"evaluation metrics lack {key!r}; got {sorted(metrics)}")
         acc = float(metrics[key])
-        self._row_of(step).update({"eval/accuracy": acc, **{f"eval/{k[5:]}": v for k, v in metrics.items() if k.startswith("eval_")}})
+        evals = {f"eval/{k[5:]}": v for k, v in metrics.items() if k.startswith("eval_")}
+        self._row_of(step).update({"eval/accuracy": acc, **evals})
         entry = {"ans_acc": [acc]}
         if self.fmt and f"eval_rewards/{self.fmt}/mean" in metrics:
             entry["for_acc"] = [float(metrics[f"eval_rewards/{self.fmt}/mean"])]
