@@ -74,6 +74,22 @@ def test_vllm_variants_change_only_generation():
         train_trl.load_preset(PRESETS / "grpo-ga-qwen2.5-3b-vllm.yaml")
 
 
+@pytest.mark.parametrize("name", ["pods-qwen2.5-3b", "grpo-ga-qwen2.5-3b", "pods-qwen2.5-3b-vllm",
+                                  "grpo-ga-qwen2.5-3b-vllm"])
+def test_paper_presets_make_valid_trl_configs(tmp_path, name):
+    import warnings
+
+    from pods.integrations.trl import GRPOGAConfig, PODSConfig
+
+    cfg = train_trl.load_preset(PRESETS / f"{name}.yaml")
+    cls = PODSConfig if cfg["algorithm"] == "pods" else GRPOGAConfig
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # e.g. PODS's warning about vLLM's correction over all n
+        args = cls(**{**cfg["trl"], "output_dir": str(tmp_path), "use_cpu": True, "bf16": False})  # as on CPU
+    assert args.generation_batch_size == 512  # one process: its one prompt x 512 per step
+    assert args.steps_per_generation == args.gradient_accumulation_steps  # on-policy: no old log-probs
+
+
 @pytest.mark.parametrize("path", sorted(PRESETS.glob("*.yaml")) + sorted((ROOT / "config/accelerate").glob("*.yaml")))
 def test_preset_has_a_comment_above_every_key(path):
     lines = path.read_text().splitlines()

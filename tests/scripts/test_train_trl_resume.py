@@ -33,8 +33,9 @@ ENV = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MOD
 def warm_model():
     from pods.warmstart import ensure_warmstart
 
-    os.chdir(ROOT)  # the preset's warm-start cache is relative to the repository
-    return ensure_warmstart({})  # built once (~30 s) and cached, as `train.py experiment=demo` does
+    # built once (~30 s) and cached where the launched runs (working directory ROOT) look for it,
+    # as `train.py experiment=demo` does
+    return ensure_warmstart({"cache_dir": str(ROOT / "checkpoints" / ".warmstart")})
 
 
 def _free_port() -> int:
