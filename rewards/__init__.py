@@ -11,6 +11,9 @@ them. Registered names (see each module's docstring for exactly what it accepts)
 - `format`     rewards.format       strict `<think>..</think><answer>..</answer>` (1.0 / 0.0)
 - `tags`       rewards.format       0.25 per think/answer tag present exactly once
 - `openr1_accuracy`, `openr1_format`, `openr1_tags`  rewards.openr1  the authors' 8-GPU rewards
+- `paper_answer`, `paper_answer_decimal`, `paper_format`  rewards.paper  the authors' own grader
+               (string normalisation, last number `\\d+` / `[\\d.,]+`) and format flag: numbers
+               comparable with the paper's, not a correct verifier (1.0 / 0.0)
 - `strict_format` is also exported as a predicate, `strict_format(text) -> bool`, for `for_acc`.
 
 Usage:
@@ -32,6 +35,7 @@ from rewards.format import format_reward, strict_format, tags_reward
 from rewards.gsm8k import gsm8k_reward
 from rewards.math_answer import math_reward
 from rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
+from rewards.paper import paper_answer_decimal_reward, paper_answer_reward, paper_format_reward
 
 RewardFn = Callable[..., list[float]]
 
@@ -43,6 +47,9 @@ REGISTRY: dict[str, RewardFn] = {
     "format": format_reward,
     "tags": tags_reward,
     "openr1_accuracy": openr1_accuracy, "openr1_format": openr1_format, "openr1_tags": openr1_tags,
+    "paper_answer": paper_answer_reward,
+    "paper_answer_decimal": paper_answer_decimal_reward,
+    "paper_format": paper_format_reward,
 }
 # Which correctness reward goes with which dataset (pods.data names); evaluation's `ans_acc`.
 DATASET_REWARD = {

@@ -7,7 +7,8 @@ import rewards
 
 def test_names_and_get():
     assert rewards.names() == ["arithmetic", "chemistry", "format", "gsm8k", "math", "openr1_accuracy",
-                               "openr1_format", "openr1_tags", "tags"]
+                               "openr1_format", "openr1_tags", "paper_answer", "paper_answer_decimal", "paper_format",
+                               "tags"]
     for name in rewards.names():
         assert rewards.get(name)(["x"], ["1"]) in ([0.0], [1.0])
 
