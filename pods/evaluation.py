@@ -7,7 +7,9 @@
 Metrics per (checkpoint, dataset, repeat), as in the paper's result files:
 - `ans_acc`: fraction of completions whose answer the dataset's verifier accepts (reward > 0);
 - `for_acc`: fraction in the strict <think>/<answer> format (reward `format` = rewards.format.strict_format);
-- `both_acc`: both at once; `lengths`: mean completion length in tokens.
+- `both_acc`: both at once; `lengths`: mean completion length in tokens;
+- `paper_ans_acc`, `paper_for_acc`, `paper_both_acc` (when `paper_grader` is set): the same by the
+  authors' own grader and format flag (rewards.paper), the numbers comparable with the paper's.
 
 The results file (pods/results.py, re-exported here) has the paper's layout, plus each
 checkpoint's `step` and `elapsed_seconds` (read from its `state.json`), the base model under key
@@ -28,7 +30,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pods.backends.base import Sampling
-from pods.results import FORMAT, METRICS, RESULTS_FILE, ResultsFile, checkpoint_step  # noqa: F401 (re-exported)
+from pods.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
+                          checkpoint_step)
 
 ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]
 
@@ -105,13 +108,14 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
     verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset, else
     rewards.DATASET_REWARD[name]), format_reward (strict format check; null: no format), key
-    (name in the results file). `datasets: null` = the run's own dataset, test split.
+    (name in the results file), max_prompt_tokens (longer prompts are left out; default:
+    `eval_cfg.max_prompt_tokens`). `datasets: null` = the run's own dataset, test split.
     """
     d = run_cfg.dataset
     run_reward = d.get("accuracy_reward") or d.rewards[0]["name"]
     defaults = {"name": d.name, "split": "test", "path": None, "limit": None, "options": dict(d.get("options") or {}),
                 "prompt_style": d.prompt_style, "system_prompt": d.get("system_prompt"), "reward": None,
-                "format_reward": "format", "key": None}
+                "format_reward": "format", "key": None, "max_prompt_tokens": eval_cfg.get("max_prompt_tokens")}
     entries = eval_cfg.get("datasets") or [{"name": d.name, "format_reward": None}]
     out = []
     for e in entries:
@@ -119,7 +123,8 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         unknown = sorted(set(e) - set(defaults))
         if unknown:
             raise ValueError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
-        full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in ("format_reward", "path", "limit")}}
+        keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
+        full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
         if not full["reward"]:
             import rewards
 
@@ -136,7 +141,11 @@ def prepare_dataset(ds: dict, tokenizer):
     from pods import data
 
     examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"], **ds["options"])
-    _, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"], system_prompt=ds["system_prompt"])
+    examples, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"],
+                                               system_prompt=ds["system_prompt"],
+                                               max_prompt_tokens=ds.get("max_prompt_tokens"))
+    if not examples:
+        raise ValueError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")
     cols = data.meta_columns(examples)
     fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
     return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
@@ -146,16 +155,33 @@ def settings_of(eval_cfg, datasets: list[dict]) -> dict:
     """What must not change between resumes of one results file."""
     return {"temperature": float(eval_cfg.temperature), "max_tokens": int(eval_cfg.max_tokens),
             "top_p": float(eval_cfg.get("top_p", 1.0)), "seed": int(eval_cfg.seed),
+            "paper_grader": eval_cfg.get("paper_grader"),
             "datasets": {d["key"]: {k: d[k] for k in ("name", "split", "limit", "options", "prompt_style", "reward",
-                                                       "format_reward")} for d in datasets}}
+                                                       "format_reward", "max_prompt_tokens")} for d in datasets}}
+
+
+def paper_graders(eval_cfg):
+    """(answer_fn, format_fn) of the paper-compatible graders named by `eval_cfg.paper_grader`
+    (`paper_answer` or `paper_answer_decimal`; null: none, (None, None))."""
+    import rewards
+
+    name = eval_cfg.get("paper_grader")
+    if not name:
+        return None, None
+    valid = ("paper_answer", "paper_answer_decimal")
+    if name not in valid:
+        raise ValueError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
+                         "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
+    return rewards.get(name), rewards.get("paper_format")
 
 
 def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> ResultsFile:
     """Evaluate base (if `eval_cfg.base`) and every complete checkpoint of `run_dir`; resumable.
 
     eval_cfg keys: repeats, temperature, max_tokens, top_p, seed, batch_size, base, examples,
-    datasets, output (null: <run_dir>/eval_results.json), backend (null: the run's). Repeat r
-    samples with seed `seed + 1000 * r`, the same for every checkpoint and run.
+    datasets, max_prompt_tokens, paper_grader, output (null: <run_dir>/eval_results.json), backend
+    (null: the run's). Repeat r samples with seed `seed + 1000 * r`, the same for every checkpoint
+    and run.
     """
     from omegaconf import OmegaConf
 
@@ -168,7 +194,9 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
     datasets = eval_datasets(eval_cfg, run_cfg)
-    results = ResultsFile(eval_cfg.get("output") or run_dir / RESULTS_FILE, settings_of(eval_cfg, datasets))
+    paper_fn, paper_format_fn = paper_graders(eval_cfg)
+    results = ResultsFile(eval_cfg.get("output") or run_dir / RESULTS_FILE, settings_of(eval_cfg, datasets),
+                          metrics=METRICS + (PAPER_METRICS if paper_fn else ()))
     units = [("base", 0, None)] if eval_cfg.get("base", True) else []
     for step, path in complete_checkpoints(run_dir):
         units.append((path.name, step, path))
@@ -197,7 +225,16 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
             k = int(eval_cfg.get("examples", 3))
             examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i], "correct": correct[i],
                          "formatted": formatted[i]} for i in range(min(k, len(texts)))]
+            line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
+                    f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
+            if paper_fn:
+                paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
+                                                      format_fn=paper_format_fn, cols=cols)
+                metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
+                for ex, c, f in zip(examples, p_correct, p_formatted):
+                    ex.update(paper_correct=c, paper_formatted=f)
+                line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
+                         f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
             results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=elapsed, examples=examples)
-            log(f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
-                f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
+            log(line)
     return results

@@ -26,6 +26,8 @@ from pods.io import atomic_write_json
 RESULTS_FILE = "eval_results.json"
 FORMAT = "pods-eval-results/1"
 METRICS = ("ans_acc", "for_acc", "both_acc", "lengths")
+# the same accuracies by the paper-compatible graders (rewards.paper), stored when evaluation.paper_grader is set
+PAPER_METRICS = ("paper_ans_acc", "paper_for_acc", "paper_both_acc")
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
 _RESERVED = ("format", "settings", "examples")
 
@@ -42,11 +44,13 @@ class ResultsFile:
 
     `settings`: the evaluation settings that must match an existing file (temperature, max
     tokens, seeds, ...); a file written with other settings, a file that is not valid JSON or
-    not ours raises ValueError and is left untouched.
+    not ours raises ValueError and is left untouched. `metrics`: the metric names every repeat
+    stores (METRICS, plus PAPER_METRICS when the paper-compatible graders run).
     """
 
-    def __init__(self, path: str | Path, settings: dict):
+    def __init__(self, path: str | Path, settings: dict, metrics: tuple[str, ...] = METRICS):
         self.path = Path(path)
+        self.metrics = tuple(metrics)
         self.settings = json.dumps(settings, sort_keys=True)
         self.data: dict = {"format": FORMAT, "settings": self.settings, "examples": {}}
         if self.path.exists():
@@ -69,7 +73,7 @@ class ResultsFile:
             if key in _RESERVED:
                 continue
             ok = (key == "base" or checkpoint_step(key) is not None) and isinstance(entry, dict)
-            ok = ok and all(isinstance(v, dict) and all(isinstance(v.get(m, []), list) for m in METRICS)
+            ok = ok and all(isinstance(v, dict) and all(isinstance(v.get(m, []), list) for m in self.metrics)
                             for k, v in entry.items() if k not in ("step", "elapsed_seconds"))
             if not ok:
                 raise ValueError(f"{where}: unexpected entry {key!r}; the file was left untouched - fix or move it")
@@ -79,7 +83,7 @@ class ResultsFile:
     def done(self, entry: str, dataset: str) -> int:
         """Number of repeats already stored for (entry, dataset)."""
         ds = self.data.get(entry, {}).get(dataset)
-        return 0 if not ds else min(len(ds.get(m, [])) for m in METRICS)
+        return 0 if not ds else min(len(ds.get(m, [])) for m in self.metrics)
 
     def add(self, entry: str, dataset: str, repeat: int, metrics: dict[str, float], *, step: int,
             elapsed_seconds: float, examples: list[dict] | None = None) -> None:
@@ -89,13 +93,14 @@ class ResultsFile:
             raise ValueError(f"{entry}/{dataset}: repeat {repeat} added but {have} stored (repeats go in order)")
         e = self.data.setdefault(entry, {})
         e["step"], e["elapsed_seconds"] = int(step), float(elapsed_seconds)
-        ds = e.setdefault(dataset, {m: [] for m in METRICS})
-        for m in METRICS:
-            v = float(metrics[m])
+        ds = e.setdefault(dataset, {m: [] for m in self.metrics})
+        for m in self.metrics:
+            v = float(metrics[m])  # KeyError: a metric of this file is missing
             if not math.isfinite(v):
                 raise ValueError(f"{entry}/{dataset}: metric {m} is {v}")
-            del ds[m][repeat:]
-            ds[m].append(v)
+            vals = ds.setdefault(m, [])
+            del vals[repeat:]
+            vals.append(v)
         if examples is not None and repeat == 0:
             self.data["examples"].setdefault(entry, {})[dataset] = examples
         self.save()

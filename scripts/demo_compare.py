@@ -66,7 +66,7 @@ def train_command(args, method: str, seed: int, model_dir: Path) -> list[str]:
 def eval_overrides(args, run_dir: Path, greedy: bool) -> list[str]:
     """config/evaluate.yaml overrides of the sampled (eval_results.json) or greedy (eval_greedy.json) sweep."""
     ov = [f"run_dir={run_dir}", "max_tokens=6", "seed=1234", "batch_size=2000", "base=true", "examples=3",
-          f"datasets=[{{name:arithmetic,limit:{args.eval_size},format_reward:null}}]"]
+          "paper_grader=null", f"datasets=[{{name:arithmetic,limit:{args.eval_size},format_reward:null}}]"]
     if greedy:
         return ov + ["temperature=0", "repeats=1", f"output={run_dir / METRICS['greedy'][0]}"]
     return ov + ["temperature=1.0", f"repeats={args.draws}"]

@@ -53,7 +53,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="legend label per --setting (default: the setting)")
     p.add_argument("--dataset", default="gsm8k")
-    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
+    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc, lengths, or paper_ans_acc, "
+                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own)")
     p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis: time (hours), steps or both")
     p.add_argument("--time-axis", default="hours", choices=sorted(TIME_AXIS), help="unit shown on the time axis")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")

@@ -39,7 +39,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--baseline", required=True, help="baseline SETTING")
     p.add_argument("--method", action="append", required=True, help="method SETTING (repeatable)")
     p.add_argument("--dataset", default="gsm8k", help="evaluation dataset (gsm8k, math500, amc23)")
-    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc or lengths")
+    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc, lengths, or paper_ans_acc, "
+                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own)")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5,
                    help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 1/6)")
     p.add_argument("--max-hours", type=hours_arg, default=None, help="ignore checkpoints after this time")

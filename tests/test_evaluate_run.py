@@ -74,9 +74,13 @@ def test_sweep_layout_and_resume(run_dir, tmp_path):
     assert data["checkpoint-3"]["step"] == 3 and data["checkpoint-3"]["elapsed_seconds"] == 30.0
     assert data["base"]["step"] == 0 and data["base"]["elapsed_seconds"] == 0.0
     ds = data["checkpoint-1"]["arithmetic"]
-    assert sorted(ds) == ["ans_acc", "both_acc", "for_acc", "lengths"]
+    # the strict metrics and the paper-compatible ones (config/evaluate.yaml paper_grader: paper_answer)
+    assert sorted(ds) == ["ans_acc", "both_acc", "for_acc", "lengths", "paper_ans_acc", "paper_both_acc",
+                          "paper_for_acc"]
     assert all(len(v) == 1 for v in ds.values()) and 0 < ds["lengths"][0] <= 4 and ds["for_acc"] == [1.0]
-    assert len(data["examples"]["checkpoint-1"]["arithmetic"]) == 2
+    assert ds["paper_for_acc"] == [0.0]  # 4-token completions are never in the paper's think/answer format
+    examples = data["examples"]["checkpoint-1"]["arithmetic"]
+    assert len(examples) == 2 and all(isinstance(e["paper_correct"], bool) for e in examples)
 
     second = CountingBuild()  # resume: only the second repeat of each entry is computed
     evaluate_run(run_dir, eval_cfg(f"output={out}"), log=lambda *a: None, build=second)

@@ -122,3 +122,121 @@ def test_nan_metric_rejected(tmp_path):
     r = ResultsFile(tmp_path / "r.json", {})
     with pytest.raises(ValueError, match="nan"):
         r.add("base", "a", 0, dict(M, lengths=float(torch.nan)), step=0, elapsed_seconds=0)
+
+
+# ----------------------------------------------------------------------------- paper-compatible metrics
+
+FIX = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "gsm8k"
+
+
+def test_results_file_with_paper_metrics(tmp_path):
+    from pods.evaluation import PAPER_METRICS
+
+    metrics = ("ans_acc", "for_acc", "both_acc", "lengths") + PAPER_METRICS
+    path = tmp_path / "r.json"
+    r = ResultsFile(path, {}, metrics=metrics)
+    r.add("base", "gsm8k", 0, dict(M, paper_ans_acc=0.75, paper_for_acc=0.5, paper_both_acc=0.25), step=0,
+          elapsed_seconds=0.0)
+    assert json.loads(path.read_text())["base"]["gsm8k"]["paper_ans_acc"] == [0.75]
+    with pytest.raises(KeyError):  # a file with paper metrics needs them in every repeat
+        r.add("base", "gsm8k", 1, M, step=0, elapsed_seconds=0.0)
+    # an entry written without the paper metrics counts as not done for a file that wants them
+    old = ResultsFile(tmp_path / "old.json", {})
+    old.add("base", "gsm8k", 0, M, step=0, elapsed_seconds=0.0)
+    assert ResultsFile(tmp_path / "old.json", {}, metrics=metrics).done("base", "gsm8k") == 0
+    assert ResultsFile(tmp_path / "old.json", {}).done("base", "gsm8k") == 1
+
+
+class ScriptedGenerator:
+    """Answers each prompt with a fixed completion chosen by a word of its question."""
+
+    def __init__(self, tokenizer, script):
+        self.tok, self.script, self.prompts = tokenizer, script, []
+
+    def generate(self, prompts, n, sampling):
+        self.prompts.extend(prompts)
+        texts = [next(t for key, t in self.script.items() if key in self.tok.decode(p))
+                 for p in prompts for _ in range(n)]
+        return Rollouts(prompt_ids=prompts, completion_ids=[[1] * 4 for _ in texts], texts=texts, n=n)
+
+    def update_weights(self, policy):
+        pass
+
+
+@pytest.fixture
+def gsm8k_run(tmp_path):
+    """A run directory (config only, no checkpoint) on the GSM8K fixture and a scripted backend."""
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from pods.models import byte_tokenizer
+
+    root = Path(__file__).resolve().parents[2]
+    def compose_in(name, overrides):
+        with initialize_config_dir(config_dir=str(root / "config"), version_base=None):
+            return compose(config_name=name, overrides=overrides)
+
+    cfg = compose_in("train", ["model=tiny", "dataset=gsm8k", f"dataset.path={root}/tests/fixtures/gsm8k"])
+    ev = lambda *o: compose_in("evaluate", ["run_dir=x", "repeats=1", "max_prompt_tokens=null", *o])  # noqa: E731
+    OmegaConf.save(cfg, tmp_path / "config.yaml")
+    tok = byte_tokenizer()
+    script = {  # the strict verifier rejects the first (its answer block states no number), the paper's accepts it
+        "cows": "<think>It is 20</think><answer>I am not sure</answer> 20",
+        "rope": "<think>7.5 / 3</think>\n<answer>2.5</answer>",
+    }
+
+    class Policy:
+        tokenizer = tok
+
+        def load(self, path):
+            pass
+
+    gen = ScriptedGenerator(tok, script)
+    return tmp_path, ev, (lambda run_cfg: (Policy(), gen)), gen
+
+
+def test_sweep_reports_strict_and_paper_accuracy(gsm8k_run):
+    from pods.evaluation import evaluate_run
+
+    run_dir, ev, build, _ = gsm8k_run
+    lines = []
+    results = evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX},format_reward:format}}]"),
+                           log=lines.append, build=build)
+    got = results.data["base"]["gsm8k"]
+    assert got["ans_acc"] == [0.5] and got["paper_ans_acc"] == [1.0]
+    assert got["for_acc"] == [0.5] and got["paper_for_acc"] == [0.5] and got["paper_both_acc"] == [0.5]
+    assert [(e["correct"], e["paper_correct"]) for e in results.data["examples"]["base"]["gsm8k"]] == [
+        (False, True), (True, True)]
+    assert "ans_acc 0.5000" in lines[0] and "paper (paper_answer): ans_acc 1.0000" in lines[0]
+    # null: no paper metrics at all
+    off = evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX}}}]", "paper_grader=null",
+                                   f"output={run_dir}/off.json"), log=lambda *a: None, build=build)
+    assert sorted(off.data["base"]["gsm8k"]) == ["ans_acc", "both_acc", "for_acc", "lengths"]
+
+
+def test_paper_grader_must_be_a_paper_grader(gsm8k_run):
+    from pods.evaluation import evaluate_run
+
+    run_dir, ev, build, _ = gsm8k_run
+    with pytest.raises(ValueError, match="use one of paper_answer, paper_answer_decimal"):
+        evaluate_run(run_dir, ev("paper_grader=gsm8k", f"datasets=[{{name:gsm8k,path:{FIX}}}]"), log=lambda *a: None,
+                     build=build)
+    assert not (run_dir / "eval_results.json").exists()  # refused before anything was written
+
+
+def test_long_test_prompts_are_left_out_like_the_paper(gsm8k_run):
+    from pods import data
+    from pods.evaluation import evaluate_run
+
+    run_dir, ev, build, gen = gsm8k_run
+    examples = data.load_dataset("gsm8k", split="test", path=FIX)
+    _, ids, _ = data.render_prompts(examples, build(None)[0].tokenizer, style="instruct")
+    shortest = min(len(p) for p in ids)  # the rope question
+    one = f"datasets=[{{name:gsm8k,path:{FIX}}}]"
+    results = evaluate_run(run_dir, ev(f"max_prompt_tokens={shortest}", one), log=lambda *a: None, build=build)
+    assert len(gen.prompts) == 1 and results.data["base"]["gsm8k"]["ans_acc"] == [1.0]
+    with pytest.raises(ValueError, match="every prompt is longer than max_prompt_tokens=5"):
+        evaluate_run(run_dir, ev("max_prompt_tokens=5", one, f"output={run_dir}/x.json"), log=lambda *a: None,
+                     build=build)

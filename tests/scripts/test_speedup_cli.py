@@ -82,6 +82,23 @@ def test_run_directories_as_settings(tmp_path, capsys):
     assert rows[0]["method_hours_to_baseline_peak"] == pytest.approx(1 / 3)
 
 
+def test_paper_metric_compares_our_runs_with_the_papers_files(tmp_path, capsys):
+    # the paper's files (their ans_acc is the paper's grader) against our run (paper_ans_acc)
+    for k, ys in ((1, [0.2, 0.5]), (2, [0.2, 0.5])):
+        data = {f"checkpoint-{s}": {"gsm8k": {"ans_acc": [y]}} for s, y in zip((10, 20), ys)}
+        (tmp_path / f"G-16-16-Run{k}.json").write_text(json.dumps(data))
+    d = tmp_path / "ours"
+    d.mkdir()
+    data = {f"checkpoint-{s}": {"step": s, "elapsed_seconds": 1800.0 * (i + 1),
+                                "gsm8k": {"ans_acc": [0.1], "paper_ans_acc": [y]}}
+            for i, (s, y) in enumerate(zip((10, 20), (0.5, 0.6)))}
+    (d / "eval_results.json").write_text(json.dumps(data))
+    rows = run_json(capsys, ["--results", str(tmp_path), "--baseline", "G-16-16", "--method", str(d),
+                             "--metric", "paper_ans_acc", "--bootstrap", "0"])
+    # the baseline peaks (0.5) at 1.0 h; ours reaches 0.5 at its first checkpoint, 0.5 h
+    assert rows[0]["baseline_peak"] == pytest.approx(0.5) and rows[0]["speedup_exact"] == pytest.approx(2.0)
+
+
 def test_errors_are_clear(tmp_path, capsys):
     assert speedup.main(["--results", str(tmp_path), "--baseline", "nope", "--method", "x"]) == 2
     assert "no nope-Run<k>.json" in capsys.readouterr().err

@@ -152,3 +152,25 @@ def test_align_keeps_every_checkpoint_in_order(tmp_path):
         runs = load_setting("S", tmp_path, irregular="align")
     r3 = {r.name: r for r in runs}["S-Run3"]
     assert r3.steps.tolist() == [42, 55, 100] and r3.hours.tolist() == [0.5, 1.0, 2.0]
+
+
+def test_paper_metric_on_our_runs_and_the_papers_files(tmp_path):
+    # our file: strict and paper-compatible accuracies side by side (evaluate-run.py with paper_grader)
+    d = tmp_path / "run"
+    d.mkdir()
+    entry = {"ans_acc": [0.5], "for_acc": [1.0], "both_acc": [0.5], "lengths": [9.0], "paper_ans_acc": [0.75],
+             "paper_for_acc": [0.5], "paper_both_acc": [0.25]}
+    (d / "eval_results.json").write_text(json.dumps({"checkpoint-10": {"step": 10, "elapsed_seconds": 60.0,
+                                                                         "gsm8k": entry}}))
+    run = load_run_dir(d)
+    assert run.metric("gsm8k", "paper_ans_acc").tolist() == [0.75] and run.metric("gsm8k", "ans_acc").tolist() == [0.5]
+    # the authors' files were graded by the paper's grader: their ans_acc is readable as paper_ans_acc
+    write_paper(tmp_path / "S-Run1.json", {20: [0.5, 0.7]})
+    paper = load_paper_file(tmp_path / "S-Run1.json", "S", hours_per_checkpoint=0.5)
+    assert paper.metric("gsm8k", "paper_ans_acc") == pytest.approx([0.6])
+    (tmp_path / "base.json").write_text(json.dumps({"gsm8k": {"ans_acc": [0.4], "for_acc": [0.2]}}))
+    assert load_base(tmp_path / "base.json").metric("gsm8k", "paper_for_acc").tolist() == [0.2]
+    # an older file of ours without paper metrics still loads; asking for them is a clear error
+    write_run_dir(tmp_path / "old", {10: (60.0, [0.5])})
+    with pytest.raises(ValueError, match="no metric 'paper_ans_acc'"):
+        load_run_dir(tmp_path / "old").metric("gsm8k", "paper_ans_acc")
