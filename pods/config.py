@@ -214,7 +214,7 @@ def _check_schedule(optim) -> list[str]:
 
 
 def _check_dataset(data) -> list[str]:
-    """Dataset name and prompt style must be known to pods.data."""
+    """Dataset name and prompt style must be known to pods.data; shuffle_seed an integer >= 0 or null."""
     from pods import data as registry
 
     problems = []
@@ -222,6 +222,9 @@ def _check_dataset(data) -> list[str]:
         problems.append(f"unknown dataset.name {data.name!r}; valid: {', '.join(sorted(registry.DATASETS))}")
     if data.prompt_style not in registry.STYLES:
         problems.append(f"unknown dataset.prompt_style {data.prompt_style!r}; valid: {', '.join(registry.STYLES)}")
+    seed = data.get("shuffle_seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        problems.append(f"dataset.shuffle_seed must be a non-negative integer or null, got {seed!r}")
     return problems
 
 

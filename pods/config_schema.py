@@ -62,6 +62,7 @@ class DatasetConfig:
     system_prompt: Any = None  # null: the style's default
     rewards: list = field(default_factory=list)  # [{name, weight}] for rewards.combined
     accuracy_reward: Any = None  # reward whose value > 0 counts as correct (null: the first one)
+    shuffle_seed: Any = None  # shuffle the kept training prompts with this seed (the paper's MATH: 42); null: file order
 
 
 @dataclass

@@ -10,7 +10,7 @@ Datasets (`DATASETS`; hub names are used only when no `path` is given, never in 
 - `math`       EleutherAI/hendrycks_math, the 7 subsets (option `subsets=[...]`): problem, answer =
                the last `\\boxed{}` of the solution (nested braces kept intact)
 - `math500`    HuggingFaceH4/MATH-500 (test): problem, answer
-- `amc23`      math-ai/amc23 (test): question, answer (`27.0` -> `27`)
+- `amc23`      zwhe99/amc23 (test, the paper's copy): question, answer cast to an integer (`27.0` -> `27`)
 - `chemistry`  local file (or `hub=...`): question, answer, optional `choices` (list, appended to
                the prompt as `(A) ...`) and `tolerance` (relative, for numeric answers)
 - `arithmetic` generated in code (`pods.arithmetic`), options digits, operands, size, seed, test_size
@@ -20,6 +20,10 @@ Local data: `path` is a .jsonl / .json / .parquet file, or a directory holding `
 (or .json / .parquet). Column names can be overridden: `prompt_column=`, `answer_column=`.
 Rows are kept in file order; `meta` carries the other useful columns (passed to the reward
 functions as keyword columns).
+
+Training sets as the paper prepared them (`training_set`, called by the trainer): rendered, prompts
+over `rl.max_prompt_tokens` tokens dropped, then shuffled with `dataset.shuffle_seed` (MATH: 42).
+docs/datasets.md lists the sources and where this suite differs from the authors' preparation.
 
 Prompt styles (explicit, never guessed from a model name): `instruct` = optional system prompt +
 user question through `tokenizer.apply_chat_template(..., add_generation_prompt=True)`; `base`
@@ -36,13 +40,21 @@ from pods.data_sources import DATASETS, MATH_SUBSETS, Example, load_rows, to_exa
 
 log = logging.getLogger(__name__)
 
-# The paper's system prompt: reasoning in <think> tags, the final answer in <answer> tags.
+# The default system prompt (open-r1's, used by the authors' 8-GPU runs): reasoning in <think> tags, the final
+# answer in <answer> tags.
 SYSTEM_PROMPT = (
     "A conversation between User and Assistant. The user asks a question, and the Assistant solves it. "
     "The assistant first thinks about the reasoning process in the mind and then provides the user with "
     "the answer. The reasoning process and answer are enclosed within <think> </think> and "
     "<answer> </answer> tags, respectively, i.e., <think> reasoning process here </think> "
     "<answer> answer here </answer>."
+)
+# The authors' system prompt of their single-GPU runs and evaluation with instruct models (YixuanEvenXu/pods
+# utils/data.py SYSTEM_PROMPT_INSTRUCT, lines 38-50, newlines included); config/dataset/gsm8k.yaml and math.yaml.
+PAPER_SYSTEM_PROMPT = (
+    "\nYou will be given a math question.\nReason about the question and correct your own mistakes if you make any."
+    "\n\nRespond in the following format:\n<think>\nReason here. Decide to answer when you are confident as your "
+    "response length is limited.\n</think>\n<answer>\nAnswer here.\n</answer>\n"
 )
 STYLES = ("instruct", "base", "plain")
 # Seed of gsm_symbolic's fixed test split.
@@ -131,6 +143,32 @@ def meta_columns(examples: list[Example]) -> dict[str, list]:
     passed to reward functions as `**columns`."""
     keys = sorted({k for ex in examples for k in (ex.meta or {})})
     return {k: [(ex.meta or {}).get(k) for ex in examples] for k in keys}
+
+
+def shuffled(items: list, seed: int | None) -> list:
+    """`items` in the order `datasets.Dataset.shuffle(seed=seed)` gives them (numpy's
+    `default_rng(seed).permutation(len(items))`); seed None: unchanged."""
+    if seed is None:
+        return list(items)
+    import numpy as np
+
+    return [items[i] for i in np.random.default_rng(int(seed)).permutation(len(items))]
+
+
+def training_set(examples: list[Example], tokenizer, dataset_cfg, max_prompt_tokens: int | None):
+    """`(kept_examples, prompt_ids, n_dropped)`: the training prompts prepared as the paper did.
+
+    Render with `dataset_cfg.prompt_style` / `system_prompt`, drop prompts longer than
+    `max_prompt_tokens` tokens (the authors: <= 512 tokens of the chat-templated prompt,
+    utils/data.py `filter_function`), then, when `dataset_cfg.shuffle_seed` is set, shuffle what is
+    kept like `datasets.Dataset.shuffle(seed=...)` (the authors' MATH loader: `.filter(...).shuffle(seed=42)`,
+    utils/data.py line 181; GSM8K was not shuffled). Deterministic: every load (a resume
+    included) gives the same list, so the trainer's PromptStream positions stay valid.
+    """
+    kept, ids, dropped = render_prompts(examples, tokenizer, style=dataset_cfg.prompt_style,
+                                        system_prompt=dataset_cfg.system_prompt, max_prompt_tokens=max_prompt_tokens)
+    seed = dataset_cfg.get("shuffle_seed")
+    return shuffled(kept, seed), shuffled(ids, seed), dropped
 
 
 def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", system_prompt: str | None = None,

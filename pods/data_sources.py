@@ -49,7 +49,8 @@ DATASETS: dict[str, _Spec | None] = {
     "gsm8k": _Spec("openai/gsm8k", "main", ("answer",), ()),
     "math": _Spec("EleutherAI/hendrycks_math", None, ("answer", "solution"), ("level", "type", "subject")),
     "math500": _Spec("HuggingFaceH4/MATH-500", None, ("answer",), ("level", "subject", "unique_id"), ("test",)),
-    "amc23": _Spec("math-ai/amc23", None, ("answer",), ("id",), ("test",)),
+    # the paper's copy of AMC23 (YixuanEvenXu/pods utils/data.py line 213); math-ai/amc23 via options.hub
+    "amc23": _Spec("zwhe99/amc23", None, ("answer",), ("id",), ("test",)),
     "chemistry": _Spec(None, None, ("answer",), ("tolerance", "choices", "subject")),
     "arithmetic": None,  # generated: pods.arithmetic
     "gsm_symbolic": None,  # generated: reasoning-gym
@@ -136,6 +137,20 @@ def _format_answer(value: Any) -> str:
     return str(value).strip()
 
 
+def _integer_answer(answer: str, ctx: str) -> str:
+    """AMC23 answers as the paper cast them, `str(int(answer))` (utils/data.py line 229), for
+    integral values (`27.0` -> `27`); a non-integral one is kept as written (int() would truncate it)."""
+    try:
+        value = float(answer)
+    except ValueError:
+        return answer
+    if math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    log.warning("%s: answer %s is not an integer; kept as written (the paper's int() cast would make it %s)",
+                ctx, answer, int(value) if math.isfinite(value) else "an error")
+    return answer
+
+
 def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_column) -> list[Example]:
     spec = DATASETS[name]
     if not rows:
@@ -152,9 +167,11 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
         if name == "gsm8k" and "####" in answer:
             meta["solution"] = answer
             answer = answer.rsplit("####", 1)[1].strip().replace(",", "")
-        elif col == "solution":  # MATH: the answer is the last boxed expression of the solution
-            meta["solution"] = answer
+        elif col == "solution":  # MATH: the whole last boxed expression of the solution (the authors
+            meta["solution"] = answer  # cut it at its first "}": \frac{1}{2} -> \frac{1, utils/data.py line 152)
             answer = last_boxed(answer) or ""
+        elif name == "amc23":
+            answer = _integer_answer(answer, ctx)
         if not answer:
             no_answer += 1
             continue

@@ -76,8 +76,7 @@ def load_prompts(cfg, tokenizer):
 
     d = cfg.dataset
     examples = data.load_dataset(d.name, split=d.split, path=d.path, limit=d.limit, **dict(d.options or {}))
-    kept, ids, dropped = data.render_prompts(examples, tokenizer, style=d.prompt_style, system_prompt=d.system_prompt,
-                                             max_prompt_tokens=cfg.rl.max_prompt_tokens)
+    kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
     if not kept:
         raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
     cols = data.meta_columns(kept)

@@ -102,6 +102,7 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
     (["dataset.name=gsm9k"], "unknown dataset.name 'gsm9k'; valid: "),
     (["dataset.prompt_style=chat"], "unknown dataset.prompt_style 'chat'"),
+    (["dataset.shuffle_seed=-1"], "dataset.shuffle_seed must be a non-negative integer or null"),
     (["model.dtype=int3"], "unknown model.dtype 'int3'"),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):

@@ -190,6 +190,7 @@ def fake_hub(monkeypatch):
         "HuggingFaceH4/MATH-500": [{"problem": "p", "solution": "s", "answer": r"\sqrt{2}", "subject": "Algebra",
                                     "level": 2, "unique_id": "u"}],
         "math-ai/amc23": [{"id": 0, "question": "q", "answer": 27.0}],
+        "zwhe99/amc23": [{"id": 0, "question": "q", "answer": 27.0}, {"id": 1, "question": "r", "answer": 3159.0}],
     }
 
     def load(hub_id, config=None, split=None):
@@ -208,7 +209,8 @@ HUB_CASES = [
                  [r"\frac{1}{2}"] * 7, id="math-7-subsets"),
     # MATH-500 and AMC23: test split only
     pytest.param("math500", "test", [("HuggingFaceH4/MATH-500", None, "test")], [r"\sqrt{2}"], id="math500"),
-    pytest.param("amc23", "test", [("math-ai/amc23", None, "test")], ["27"], id="amc23"),
+    # AMC23: the paper's copy zwhe99/amc23, answers cast to integers
+    pytest.param("amc23", "test", [("zwhe99/amc23", None, "test")], ["27", "3159"], id="amc23"),
 ]
 
 
@@ -229,3 +231,67 @@ def test_math_subsets_option(fake_hub):
 def test_local_path_never_touches_the_hub(fake_hub):
     data.load_dataset("gsm8k", split="train", path=f"{FIX}/gsm8k")
     assert fake_hub == []
+
+
+def test_amc23_other_copy_and_non_integer_answers(fake_hub, tmp_path, caplog):
+    # the copy the suite used before stays one option away
+    got = data.load_dataset("amc23", split="test", hub="math-ai/amc23")
+    assert fake_hub == [("math-ai/amc23", None, "test")] and [ex.answer for ex in got] == ["27"]
+    # a non-integral answer is kept as written (the paper's int() would have truncated 2.5 to 2), with a warning
+    (tmp_path / "test.jsonl").write_text('{"question": "a", "answer": 2.5}\n{"question": "b", "answer": "12.0"}\n')
+    got = data.load_dataset("amc23", split="test", path=tmp_path)
+    assert [ex.answer for ex in got] == ["2.5", "12"] and "would make it 2" in caplog.text
+
+
+def test_math_labels_keep_the_whole_boxed_answer(fake_hub):
+    # the authors' loader cut \boxed{\frac{1}{2}} at its first "}" and trained on the label "\frac{1";
+    # the suite keeps the whole expression (docs/datasets.md)
+    got = data.load_dataset("math", split="train", subsets=["algebra"])
+    assert got[0].answer == r"\frac{1}{2}" and got[0].meta["solution"].endswith(r"\boxed{\frac{1}{2}}$")
+
+
+# ----------------------------------------------------------------------------- the paper's preparation
+
+
+def test_shuffled_is_the_order_of_datasets_shuffle():
+    import datasets
+
+    items = [f"q{i}" for i in range(50)]
+    expected = datasets.Dataset.from_dict({"q": items}).shuffle(seed=42)["q"]
+    assert data.shuffled(items, 42) == expected != items
+    assert data.shuffled(items, None) == items
+
+
+def test_training_set_filters_then_shuffles_like_the_authors(tok):
+    import datasets
+    from omegaconf import OmegaConf
+
+    examples = [data.Example("q" * n, str(n)) for n in (5, 50, 7, 9, 500, 3, 11, 8, 60, 4)]
+    cfg = OmegaConf.create({"prompt_style": "base", "system_prompt": None, "shuffle_seed": 42})
+    kept, ids, dropped = data.training_set(examples, tok, cfg, max_prompt_tokens=20)
+    # the authors: Dataset.filter(length <= 512 tokens).shuffle(seed=42) -- filter first, then shuffle
+    ds = datasets.Dataset.from_dict({"prompt": [e.prompt for e in examples], "answer": [e.answer for e in examples]})
+    expected = ds.filter(lambda x: len(tok(x["prompt"])["input_ids"]) <= 20).shuffle(seed=42)["answer"]
+    assert [e.answer for e in kept] == expected and dropped == 3
+    assert [len(i) for i in ids] == [int(a) for a in expected]  # ids follow their examples
+    cfg.shuffle_seed = None
+    assert [e.answer for e in data.training_set(examples, tok, cfg, max_prompt_tokens=20)[0]] == [
+        "5", "7", "9", "3", "11", "8", "4"]
+
+
+def test_trainer_loads_the_paper_prepared_math_set_the_same_way_every_time(tok):
+    from hydra import compose, initialize_config_dir
+
+    from pods.trainer import load_prompts
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[2]
+    with initialize_config_dir(config_dir=str(root / "config"), version_base=None):
+        cfg = compose(config_name="train", overrides=["dataset=math", f"dataset.path={root}/{FIX}/math",
+                                                      "rl.max_prompt_tokens=100000"])
+    assert cfg.dataset.shuffle_seed == 42 and cfg.dataset.system_prompt == data.PAPER_SYSTEM_PROMPT
+    ids, answers, cols = load_prompts(cfg, tok)
+    file_order = [ex.answer for ex in data.load_dataset("math", split="train", path=f"{FIX}/math")]
+    assert answers == data.shuffled(file_order, 42) != file_order
+    assert load_prompts(cfg, tok) == (ids, answers, cols)  # a resume sees the same list: PromptStream stays exact
+    levels = [ex.meta["level"] for ex in data.load_dataset("math", split="train", path=f"{FIX}/math")]
+    assert cols["level"] == data.shuffled(levels, 42)  # meta columns travel with their prompts

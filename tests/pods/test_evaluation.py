@@ -232,7 +232,9 @@ def test_long_test_prompts_are_left_out_like_the_paper(gsm8k_run):
 
     run_dir, ev, build, gen = gsm8k_run
     examples = data.load_dataset("gsm8k", split="test", path=FIX)
-    _, ids, _ = data.render_prompts(examples, build(None)[0].tokenizer, style="instruct")
+    run_cfg = __import__("omegaconf").OmegaConf.load(run_dir / "config.yaml")  # the run's prompt and system prompt
+    _, ids, _ = data.render_prompts(examples, build(None)[0].tokenizer, style=run_cfg.dataset.prompt_style,
+                                    system_prompt=run_cfg.dataset.system_prompt)
     shortest = min(len(p) for p in ids)  # the rope question
     one = f"datasets=[{{name:gsm8k,path:{FIX}}}]"
     results = evaluate_run(run_dir, ev(f"max_prompt_tokens={shortest}", one), log=lambda *a: None, build=build)
