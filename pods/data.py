@@ -40,8 +40,9 @@ from pods.data_sources import DATASETS, MATH_SUBSETS, Example, load_rows, to_exa
 
 log = logging.getLogger(__name__)
 
-# The default system prompt (open-r1's, used by the authors' 8-GPU runs): reasoning in <think> tags, the final
-# answer in <answer> tags.
+# The default system prompt (the R1-Zero-style one of open-r1's demo recipes): reasoning in <think> tags, the final
+# answer in <answer> tags. Neither of the paper's: its single-GPU runs used PAPER_SYSTEM_PROMPT, its 8-GPU runs
+# the prompt in YixuanEvenXu/pods open-r1/recipes/Qwen2.5-3B-Instruct/config_pods.yaml.
 SYSTEM_PROMPT = (
     "A conversation between User and Assistant. The user asks a question, and the Assistant solves it. "
     "The assistant first thinks about the reasoning process in the mind and then provides the user with "
