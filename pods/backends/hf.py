@@ -14,6 +14,8 @@ Model sources (`cfg.model.name`): "tiny" builds a random tiny model and byte tok
 LoRA via PEFT when `cfg.model.lora.rank > 0` (the base weights stay frozen; `policy/` holds only
 the adapter), full-parameter training when rank is 0 (`policy/` holds the whole model).
 4-bit loading (bitsandbytes) is applied only on a CUDA device.
+Dtypes (storage and autocast) come from one `pods.backends.precision.Precision` per policy:
+`policy.autocast()` wraps every forward pass (log-probs and `HFGenerator` sampling).
 """
 
 from __future__ import annotations
@@ -27,10 +29,9 @@ from pathlib import Path
 import torch
 
 from pods.backends.base import Sampling
+from pods.backends.precision import FP32, Precision, resolve as resolve_precision
 from pods.losses import token_logprobs
 from pods.rollouts import Rollouts
-
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -55,42 +56,52 @@ def load_tokenizer(model_cfg):
     return tok
 
 
-def load_base_model(model_cfg, tokenizer, device: torch.device):
-    """The base causal LM (no adapter), on `device`."""
+def load_base_model(model_cfg, tokenizer, device: torch.device, precision: Precision = FP32):
+    """The base causal LM (no adapter) on `device`, its weights in `precision.weights`."""
     if model_cfg.name == "tiny":
         from pods.models import tiny_causal_lm
 
         t = model_cfg.tiny
         model = tiny_causal_lm(tokenizer, t.arch, seed=t.seed, hidden=t.hidden, layers=t.layers,
                                heads=t.heads, kv_heads=t.kv_heads)
-        return model.to(device)
+        return model.to(device=device, dtype=precision.weights)
     from transformers import AutoModelForCausalLM
 
-    kwargs = {}
-    if device.type == "cuda":
-        kwargs["dtype"] = "auto" if model_cfg.dtype == "auto" else DTYPES[model_cfg.dtype]
-        if model_cfg.load_in_4bit and importlib.util.find_spec("bitsandbytes") is None:
+    kwargs = {"dtype": precision.weights}
+    if device.type == "cuda" and model_cfg.load_in_4bit:
+        if importlib.util.find_spec("bitsandbytes") is None:
             warnings.warn("model.load_in_4bit needs bitsandbytes (`uv sync --extra gpu`); loading unquantized")
-        elif model_cfg.load_in_4bit:
+        else:
             from transformers import BitsAndBytesConfig
 
+            # NF4 with double quantization: the same quantize_4bit call vLLM's bitsandbytes loader
+            # makes (vllm_bnb_plugin/bitsandbytes_loader.py), so backend=vllm serves these weights
             kwargs["quantization_config"] = BitsAndBytesConfig(
                 load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                bnb_4bit_compute_dtype=kwargs["dtype"] if kwargs["dtype"] != "auto" else torch.bfloat16)
+                bnb_4bit_compute_dtype=precision.compute)
             kwargs["device_map"] = {"": device.index or 0}
-    else:
-        kwargs["dtype"] = torch.float32
     model = AutoModelForCausalLM.from_pretrained(str(model_cfg.name), **kwargs)
     return model if "device_map" in kwargs else model.to(device)
+
+
+def is_4bit(model) -> bool:
+    """Whether the model's linear layers are bitsandbytes 4-bit (checked on the modules themselves)."""
+    return any(type(m).__name__ == "Linear4bit" for m in model.modules())
 
 
 class HFPolicy:
     """A causal LM with a LoRA adapter (or all weights) trainable; implements base.Policy."""
 
-    def __init__(self, model, tokenizer, device: torch.device, *, lora: bool, reference=None):
+    def __init__(self, model, tokenizer, device: torch.device, *, lora: bool, reference=None,
+                 precision: Precision = FP32):
         self.model, self.tokenizer, self.device = model, tokenizer, device
         self.lora = lora
         self.reference = reference  # frozen copy for full-parameter runs with beta > 0
+        self.precision = precision  # storage and compute dtypes (pods.backends.precision)
+
+    def autocast(self):
+        """The context every forward pass of this policy runs in (autocast to the compute dtype)."""
+        return self.precision.autocast(self.device)
 
     def _batch(self, prompts, completions):
         """Left-padded prompts + right-padded completions: every completion starts at column P."""
@@ -114,6 +125,7 @@ class HFPolicy:
                              "(load_policy(..., reference=True))")
         model = self.reference if (reference and not self.lora) else self.model
         ctx = contextlib.ExitStack()
+        ctx.enter_context(self.autocast())
         if reference:
             ctx.enter_context(torch.no_grad())
             if self.lora:
@@ -169,36 +181,39 @@ class HFPolicy:
                 self.model.tie_weights()
 
 
-def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | None = None) -> HFPolicy:
+def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | None = None,
+                precision: Precision | None = None) -> HFPolicy:
     """Base model + LoRA adapter (or full weights) per `cfg.model`; `weights`: a `policy/` dir to load.
 
     reference: keep a frozen reference copy for full-parameter runs (default: when cfg.rl.beta > 0).
+    precision: storage / compute dtypes (default: `pods.backends.precision.resolve` for the device).
     """
     device = resolve_device((cfg.get("backend") or {}).get("device", "auto"))
     tok = load_tokenizer(cfg.model)
-    model = load_base_model(cfg.model, tok, device)
     lora_cfg = cfg.model.lora
     lora = lora_cfg.rank > 0
+    if precision is None:
+        precision = resolve_precision(cfg.model, device, full_parameter=not lora)
+    model = load_base_model(cfg.model, tok, device, precision)
     ref = None
     if lora:
         from peft import LoraConfig, get_peft_model
 
-        if getattr(model, "is_loaded_in_4bit", False) or getattr(model, "hf_quantizer", None) is not None:
-            from peft import prepare_model_for_kbit_training
-
-            model = prepare_model_for_kbit_training(model, cfg.model.gradient_checkpointing)
+        # A 4-bit base gets no peft.prepare_model_for_kbit_training: it would upcast every non-4-bit
+        # weight to float32 and so run the passes in float32. get_peft_model freezes the base,
+        # gradient checkpointing is enabled below, and PEFT keeps the adapter in float32.
         model = get_peft_model(model, LoraConfig(
             r=lora_cfg.rank, lora_alpha=lora_cfg.alpha, lora_dropout=lora_cfg.dropout,
             target_modules=list(lora_cfg.target_modules), task_type="CAUSAL_LM"))
     else:
         wants_ref = (cfg.get("rl") is not None and cfg.rl.beta > 0) if reference is None else reference
         if wants_ref:
-            ref = copy.deepcopy(model).eval().requires_grad_(False)
+            ref = copy.deepcopy(model).to(precision.frozen).eval().requires_grad_(False)
     if cfg.model.gradient_checkpointing and device.type == "cuda":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         if lora:
             model.enable_input_require_grads()
-    policy = HFPolicy(model, tok, device, lora=lora, reference=ref)
+    policy = HFPolicy(model, tok, device, lora=lora, reference=ref, precision=precision)
     if weights is not None:
         policy.load(weights)
     return policy
@@ -254,8 +269,9 @@ class HFGenerator:
                 for b, p in enumerate(chunk):
                     ids[b, P - len(p):] = torch.tensor(p, dtype=torch.long)
                     attn[b, P - len(p):] = 1
-                out = model.generate(input_ids=ids.to(self.policy.device), attention_mask=attn.to(self.policy.device),
-                                     generation_config=gen_cfg)
+                with self.policy.autocast():
+                    out = model.generate(input_ids=ids.to(self.policy.device),
+                                         attention_mask=attn.to(self.policy.device), generation_config=gen_cfg)
                 for row in out[:, P:].tolist():
                     stop = next((i for i, t in enumerate(row) if t in eos), None)
                     completions.append(row if stop is None else row[:stop + 1])

@@ -1,0 +1,92 @@
+"""The dtypes of a policy, decided in one place: what the weights are stored in, what passes compute in.
+
+    prec = resolve(cfg.model, device, full_parameter=cfg.model.lora.rank == 0)
+    model = load_base_model(cfg.model, tok, device, prec)     # weights stored in prec.weights
+    with prec.autocast(device):                               # every forward pass of the policy
+        logits = model(...).logits
+
+The rules (torch AMP's mixed-precision recipe, as TRL's and Unsloth's trainers run under it):
+- CPU: float32 throughout; `model.dtype` does not apply (CPU bf16 autocast is slow and buys nothing
+  for the tiny models run there).
+- CUDA: forward passes (so their backward passes too) compute in `model.dtype` under
+  `torch.autocast` (bfloat16 by default; "auto" is the checkpoint's `config.dtype`). Storage:
+  - full-parameter training (`model.lora.rank: 0`): the weights are float32 "master weights". In
+    bf16 (8 significant bits) an update smaller than ~1/256 of a weight rounds away: at lr 5e-6
+    about 92 % of a model's weights would never move (tests/pods/backends/test_precision.py).
+  - LoRA: the frozen base is stored in the compute dtype (half the memory of float32); PEFT keeps
+    the adapter weights in float32 (`get_peft_model(autocast_adapter_dtype=True)`, its default).
+  - 4-bit (`model.load_in_4bit`, bitsandbytes NF4): the quantized linear layers dequantize to the
+    compute dtype, and the other frozen weights stay in it. Unlike
+    `peft.prepare_model_for_kbit_training`, nothing is upcast to float32 (TRL's own
+    `trl/experimental/utils.py::prepare_model_for_kbit_training` does not upcast either).
+- The frozen reference copy of a full-parameter policy (rl.beta > 0) is stored in the compute dtype.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+@dataclass(frozen=True)
+class Precision:
+    """weights: dtype the model is loaded in (= the trainable weights when full-parameter);
+    compute: dtype forward passes run in (float32 = autocast off)."""
+
+    weights: torch.dtype = torch.float32
+    compute: torch.dtype = torch.float32
+
+    @property
+    def frozen(self) -> torch.dtype:
+        """dtype of weights that are never updated (a full-parameter run's reference copy)."""
+        return self.compute
+
+    def autocast(self, device: torch.device | str):
+        """Context for a forward pass: torch.autocast to `compute`, or nothing when that is float32."""
+        device_type = torch.device(device).type
+        if self.compute == torch.float32:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=device_type, dtype=self.compute)
+
+
+FP32 = Precision()
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """torch.bfloat16 -> "bfloat16" (the spelling of config files and vLLM's `dtype`)."""
+    return str(dtype).removeprefix("torch.")
+
+
+def checkpoint_dtype(model_cfg) -> torch.dtype:
+    """The dtype a checkpoint declares in its config (`model.dtype: auto`); float32 when it says none."""
+    if model_cfg.name == "tiny":
+        return torch.float32  # built in code in float32
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(model_cfg.name))
+    declared = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    if isinstance(declared, str):
+        declared = DTYPES.get(declared)
+    return declared if isinstance(declared, torch.dtype) else torch.float32
+
+
+def compute_dtype(model_cfg, device: torch.device) -> torch.dtype:
+    """The dtype forward passes run in: `model.dtype` on CUDA, float32 elsewhere."""
+    if torch.device(device).type != "cuda":
+        return torch.float32
+    name = str(model_cfg.dtype)
+    if name == "auto":
+        return checkpoint_dtype(model_cfg)
+    if name not in DTYPES:
+        raise ValueError(f"unknown model.dtype {name!r}; valid: auto, {', '.join(DTYPES)}")
+    return DTYPES[name]
+
+
+def resolve(model_cfg, device: torch.device, *, full_parameter: bool) -> Precision:
+    """The `Precision` of a policy per the rules in this module's docstring."""
+    compute = compute_dtype(model_cfg, device)
+    return Precision(weights=torch.float32 if full_parameter else compute, compute=compute)
