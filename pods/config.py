@@ -192,6 +192,10 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         if not has_cuda and not cpu_vllm:
             p.append(f"backend {name!r} needs a CUDA GPU and none is available; use backend=hf, or "
                      + DEMO_HINT)
+    if name in BACKENDS:  # sequence lengths, 4-bit (pods.backends.checks)
+        from pods.backends.checks import backend_problems
+
+        p += backend_problems(cfg, cuda=_cuda() if cuda is None else cuda)
     if model.dtype not in ("auto", *DTYPES):
         p.append(f"unknown model.dtype {model.dtype!r}; valid: auto, {', '.join(DTYPES)}")
     p += _check_dataset(data)
