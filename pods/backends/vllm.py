@@ -4,16 +4,27 @@
     generator.update_weights(policy)                    # after every optimizer step (the trainer does it)
     rollouts = generator.generate(prompt_ids, n=16, sampling=Sampling(max_tokens=256))
 
-The engine runs in the training process. After each optimizer step the policy's weights are
-handed over:
-- LoRA (`model.lora.rank > 0`): the adapter is saved into one of two slot directories and
-  served under a NEW integer `LoRARequest` id (vLLM caches adapters by id, so reusing an id
-  would serve stale weights); the previous id is removed from the engine. Files and engine
-  memory stay bounded: two slot dirs on disk, one adapter in the engine.
+The engine runs in the training process: `VLLM_ENABLE_V1_MULTIPROCESSING=0` is set before it
+starts (`run_engine_in_process`), as Unsloth does (unsloth_zoo/vllm_utils.py, `patch_vllm`), so a
+hand-over never copies weights through another process. It serves in the trainee's compute dtype
+(`backend.dtype: auto`), and a 4-bit trainee (`model.load_in_4bit` on CUDA) is served the same
+NF4 weights: vLLM quantizes the checkpoint in flight with the bitsandbytes call transformers makes
+(`quantization="bitsandbytes"`, needs vllm-bnb-plugin). After each optimizer step the policy's
+weights are handed over:
+- LoRA (`model.lora.rank > 0`): the adapter tensors, cast to the engine's dtype, are written into
+  one of two slot directories (adapter_config.json + adapter_model.safetensors, nothing else)
+  and served under a NEW integer `LoRARequest` id (vLLM caches adapters by id, so reusing an id
+  would serve stale weights); the previous id is removed from the engine. Through files because
+  vLLM 0.32's `LoRARequest` takes only a path (vllm/lora/request.py); Unsloth hands tensors over
+  by replacing vLLM's LoRARequest and LoRA manager classes, which this project does not do.
+  Files and engine memory stay bounded: two slot dirs, one adapter in the engine. Point
+  `backend.adapter_dir` at a RAM disk (/dev/shm) to keep the files in memory.
 - full-parameter (rank 0): `collective_rpc("reload_weights")` copies the policy's parameters into
-  the engine in place, then the prefix cache is reset. Tied embeddings need nothing special:
-  `named_parameters()` lists the shared tensor once (as `embed_tokens`) and vLLM ties `lm_head`;
-  on CPU the embedding / lm_head GEMM handles are rebuilt afterwards (`refresh_cpu_gemm`).
+  the engine in place (cast to the engine's dtype, into the same storage, so CUDA graphs stay
+  valid: vllm/model_executor/model_loader/reload/layerwise.py), then the prefix cache is reset.
+  Tied embeddings need nothing special: `named_parameters()` lists the shared tensor once (as
+  `embed_tokens`) and vLLM ties `lm_head`; on CPU the embedding / lm_head GEMM handles are
+  rebuilt afterwards (`refresh_cpu_gemm`).
 
 `vllm` is imported only inside this module's functions, so importing this file (e.g. from
 pods.backends.unsloth, which reuses `sampling_params` / `to_rollouts`) never imports vLLM.
@@ -26,6 +37,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import warnings
 import weakref
 from pathlib import Path
 
@@ -37,6 +49,34 @@ CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 # Engine options read from cfg.backend and passed to vllm.LLM unchanged (null = vLLM's default).
 ENGINE_KEYS = ("gpu_memory_utilization", "max_model_len", "dtype", "enforce_eager",
                "distributed_executor_backend", "max_num_seqs", "enable_prefix_caching")
+IN_PROCESS = "VLLM_ENABLE_V1_MULTIPROCESSING"  # "0": the engine core runs in the calling process
+
+
+def run_engine_in_process() -> None:
+    """Set VLLM_ENABLE_V1_MULTIPROCESSING=0 before an engine starts; fail if vLLM already cached 1."""
+    previous = os.environ.get(IN_PROCESS)
+    if previous not in (None, "0"):
+        warnings.warn(f"{IN_PROCESS}={previous} replaced by 0: the vLLM engine runs in the training "
+                      "process, so weight hand-overs stay in memory")
+    os.environ[IN_PROCESS] = "0"
+    import vllm.envs
+
+    if vllm.envs.VLLM_ENABLE_V1_MULTIPROCESSING:  # vLLM caches its env after the first engine starts
+        raise RuntimeError(f"an engine started earlier in this process with {IN_PROCESS}=1 and vLLM "
+                           f"cached that; set {IN_PROCESS}=0 before the first engine starts")
+
+
+def write_adapter(model, path: str | Path, dtype) -> Path:
+    """Write a PEFT model's adapter to `path` for vLLM: its config and its tensors cast to `dtype`."""
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().to(dtype).contiguous() for k, v in get_peft_model_state_dict(model).items()}
+    save_file(state, str(path / "adapter_model.safetensors"), metadata={"format": "pt"})
+    model.peft_config["default"].save_pretrained(str(path))
+    return path
 
 
 def sampling_params(sampling: Sampling, n: int, num_prompts: int) -> tuple[list, int]:
@@ -95,6 +135,7 @@ class VLLMGenerator:
 
     def __init__(self, model: str | Path, tokenizer=None, *, lora: bool, max_lora_rank: int = 64,
                  seed: int = 0, adapter_dir: str | Path | None = None, **engine):
+        run_engine_in_process()
         from vllm import LLM
 
         options = {k: v for k, v in engine.items() if v is not None}
@@ -104,6 +145,7 @@ class VLLMGenerator:
         from vllm.platforms import current_platform
 
         self.on_cpu = current_platform.is_cpu()
+        self.dtype = self.llm.llm_engine.model_config.dtype  # the serving dtype (torch.dtype)
         self.tokenizer = tokenizer if tokenizer is not None else self.llm.get_tokenizer()
         self.lora = lora
         self.lora_id = 0  # the id now served (0: none yet, the base model)
@@ -143,7 +185,7 @@ class VLLMGenerator:
         new_id = self.lora_id + 1
         slot = self.adapter_root / f"slot{new_id % 2}"  # the slot NOT being served right now
         shutil.rmtree(slot, ignore_errors=True)
-        policy.save(slot)
+        write_adapter(policy.model, slot, self.dtype)
         request = LoRARequest(lora_name=f"pods-{new_id}", lora_int_id=new_id, lora_path=str(slot))
         engine = self.llm.llm_engine
         if not engine.add_lora(request):  # load now: a bad adapter fails here, not mid-generation
@@ -194,14 +236,25 @@ def refresh_cpu_gemm(model) -> list[str]:
     return refreshed
 
 
-def _engine_options(cfg, model_config) -> dict:
-    """vllm.LLM keyword arguments from cfg.backend; max_model_len null = prompt + completion budget."""
+def engine_options(cfg, policy) -> dict:
+    """vllm.LLM keyword arguments from cfg.backend and the built policy.
+
+    max_model_len null: the prompt + completion budget; dtype auto: the policy's compute dtype;
+    a 4-bit policy: quantization="bitsandbytes" (the same NF4 weights, see the module docstring).
+    """
+    from pods.backends.hf import is_4bit
+    from pods.backends.precision import dtype_name
+
     options = {k: cfg.backend.get(k) for k in ENGINE_KEYS} | dict(cfg.backend.get("engine_kwargs") or {})
     rl = cfg.get("rl") or {}
     if options.get("max_model_len") is None and rl.get("max_prompt_tokens") and rl.get("max_completion_tokens"):
         budget = int(rl.max_prompt_tokens) + int(rl.max_completion_tokens)
-        limit = getattr(model_config, "max_position_embeddings", None)
+        limit = getattr(policy.model.config, "max_position_embeddings", None)
         options["max_model_len"] = min(budget, limit) if limit else budget
+    if options.get("dtype") in (None, "auto"):
+        options["dtype"] = dtype_name(policy.precision.compute)
+    if is_4bit(policy.model):
+        options.setdefault("quantization", "bitsandbytes")
     return options
 
 
@@ -234,7 +287,7 @@ def build(cfg):
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     generator = VLLMGenerator(model_path, policy.tokenizer, lora=rank > 0, max_lora_rank=max_rank,
                               seed=int(cfg.get("seed", 0) or 0), adapter_dir=backend.get("adapter_dir"),
-                              **_engine_options(cfg, policy.model.config))
+                              **engine_options(cfg, policy))
     if cfg.model.name == "tiny":
         weakref.finalize(generator, shutil.rmtree, tiny_dir, ignore_errors=True)
     return policy, generator

@@ -2,8 +2,11 @@
 
     bash scripts/test-vllm-cpu.sh        # builds .venv-vllm-cpu/ and runs this file there
 
-Skipped (with the reason shown) where vllm is not importable, e.g. in the main `uv run pytest`.
-Engine start is a few seconds, so each module-scoped fixture starts one engine and the tests
+Skipped (with the reason shown) where vllm is not importable, e.g. in the main `uv run pytest`,
+and where the importable vllm is not the CPU build (the `gpu` extra's CUDA vLLM: on a machine
+without a GPU its platform is "unspecified" and no engine can start; on a GPU machine
+scripts/gpu_check.py is the check). The backend itself sets VLLM_ENABLE_V1_MULTIPROCESSING=0, so
+nothing here sets it: test_engine_runs_in_this_process proves it. Engine start is a few seconds, so each module-scoped fixture starts one engine and the tests
 share it. The tiny model uses 2 heads (head size 32): vLLM's CPU attention has no kernel for
 the default tiny model's head size 16.
 """
@@ -17,8 +20,14 @@ if importlib.util.find_spec("vllm") is None:
     pytest.skip("vllm is not importable here; run the vLLM tier: bash scripts/test-vllm-cpu.sh",
                 allow_module_level=True)
 
-os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # engine in this process
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
+
+from vllm.platforms import current_platform  # noqa: E402
+
+if not current_platform.is_cpu():
+    pytest.skip(f"the installed vllm is not the CPU build (vLLM platform: {type(current_platform).__name__}); "
+                "this file is the vLLM CPU tier (bash scripts/test-vllm-cpu.sh); on a CUDA GPU run "
+                "`uv run python scripts/gpu_check.py`", allow_module_level=True)
 
 import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
@@ -91,6 +100,18 @@ def lora_backend(tmp_path_factory):
     generator.close()
 
 
+def test_engine_runs_in_this_process(lora_backend, monkeypatch):
+    from pods.backends.vllm import IN_PROCESS, run_engine_in_process
+
+    policy, gen = lora_backend
+    assert os.environ[IN_PROCESS] == "0"  # set by the backend before the engine started
+    assert type(gen.llm.llm_engine.engine_core).__name__ == "InprocClient"
+    monkeypatch.setenv(IN_PROCESS, "1")
+    with pytest.warns(UserWarning, match="replaced by 0"):
+        run_engine_in_process()
+    assert os.environ[IN_PROCESS] == "0"
+
+
 def test_rollouts_format_and_seeded_sampling(lora_backend):
     policy, gen = lora_backend
     prompts = prompts_of(policy.tokenizer)[:2]
@@ -153,6 +174,10 @@ def test_adapter_files_and_ids_stay_bounded(lora_backend):
     assert ids == sorted(set(ids)) and ids[1] - ids[0] == 1
     slots = gen.adapter_dirs()
     assert len(slots) == 2 and all((s / "adapter_model.safetensors").exists() for s in slots)
+    from safetensors.torch import load_file
+
+    served = load_file(str(slots[0] / "adapter_model.safetensors"))
+    assert {v.dtype for v in served.values()} == {gen.dtype}  # written in the engine's dtype
     assert len(list(gen.adapter_root.parent.iterdir())) == 1  # one root under adapter_dir
 
 
