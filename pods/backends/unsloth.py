@@ -17,6 +17,9 @@ Only Unsloth's documented entry points are used; nothing is patched. `unsloth` i
 `build` only (it raises on a machine without a GPU). Unsloth prefers to be imported before
 transformers; imported later it still works and prints a warning. `UNSLOTH_RETURN_LOGITS=1` is set
 because `HFPolicy.token_logprobs` needs the logits, which Unsloth's forward leaves empty otherwise.
+Dtypes: the model loads in `model.dtype` (`dtype=`; "auto": Unsloth's choice, bf16 where supported)
+and the policy's passes run under bf16/fp16 autocast, as Unsloth's own GRPO trainer runs them
+(unsloth/models/rl_replacements.py, `torch.amp.autocast(..., dtype=self._autocast_dtype)`).
 """
 
 from __future__ import annotations
@@ -99,11 +102,13 @@ def build(cfg):
     import torch
 
     from pods.backends.hf import HFPolicy
+    from pods.backends.precision import DTYPES, Precision
 
     b, lora = cfg.backend, cfg.model.lora
     model, tokenizer = FastLanguageModel.from_pretrained(
         model_name=str(cfg.model.name),
         max_seq_length=int(b.max_seq_length),
+        dtype=DTYPES.get(str(cfg.model.dtype)),  # None ("auto"): Unsloth picks bf16 where supported
         load_in_4bit=bool(cfg.model.load_in_4bit),
         fast_inference=True,
         max_lora_rank=int(b.max_lora_rank),
@@ -121,7 +126,9 @@ def build(cfg):
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "left"
-    policy = HFPolicy(model, tokenizer, torch.device("cuda"), lora=True)
+    compute = model.get_input_embeddings().weight.dtype  # the dtype Unsloth loaded the model in
+    policy = HFPolicy(model, tokenizer, torch.device("cuda"), lora=True,
+                      precision=Precision(weights=compute, compute=compute))
     generator = UnslothGenerator(model, tokenizer, lora_from_memory=bool(b.get("lora_from_memory", True)),
                                  adapter_dir=b.get("adapter_dir"))
     return policy, generator
