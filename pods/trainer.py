@@ -13,8 +13,9 @@ warm start is configured, model.name is the warm-started model's directory), `me
 (pods.logging), `checkpoint-<step>/` (pods.checkpoint). Rerunning the same command resumes.
 
 metrics.jsonl keys per step: step, elapsed_seconds, data_position, optimizer_steps,
-time/{generation,scoring,selection,update,reference,checkpoint,step}
-(reference is inside update; checkpoint is outside step and outside elapsed_seconds), reward/total,
+time/{generation,scoring,selection,update,weight_sync,reference,checkpoint,step}
+(reference is inside update; weight_sync is the generator's hand-over after the update; checkpoint
+is outside step and outside elapsed_seconds), reward/total,
 reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
 accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
 (groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
@@ -234,6 +235,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
+            with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
                 generator.update_weights(policy)
             step, position = step + 1, position + B
             step_seconds = clock() - start

@@ -69,7 +69,7 @@ def test_pods_updates_lora_on_m_of_n_rollouts_per_prompt(tmp_path, monkeypatch):
     assert spy.updates == [{"groups": 2, "per_prompt": 4, "total": 8, "adv": (8,)}] * 3
     assert all(math.isfinite(r["loss"]) and r["grad_norm"] > 0 for r in rows)
     assert all(spy.changed(lora=True)) and not any(spy.changed(lora=False))
-    for key in ("time/generation", "time/scoring", "time/selection", "time/update", "time/step", "reward/total",
+    for key in ("time/generation", "time/scoring", "time/selection", "time/update", "time/weight_sync", "time/step", "reward/total",
                 "reward/digits", "reward_kept/digits", "accuracy", "frac_groups_with_spread", "lr", "elapsed_seconds",
                 "completion_length/mean"):
         assert key in rows[-1], key
