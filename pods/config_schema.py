@@ -45,7 +45,7 @@ class ModelConfig:
     name: str = "Qwen/Qwen2.5-3B-Instruct"  # hub name, local model dir, or "tiny" (built in code)
     short_name: str = "qwen2.5-3b-instruct"  # used in the derived run name
     load_in_4bit: bool = True  # 4-bit base weights (bitsandbytes); applied only on a CUDA GPU
-    dtype: str = "bfloat16"  # auto | float32 | bfloat16 | float16; CPU always uses float32
+    dtype: str = "bfloat16"  # GPU autocast dtype: auto | float32 | bfloat16 | float16; CPU: float32 (backends.precision)
     gradient_checkpointing: bool = True  # recompute activations in backward (GPU memory saver)
     lora: LoraConfig = field(default_factory=LoraConfig)
     tiny: TinyConfig = field(default_factory=TinyConfig)  # used only when name == "tiny"
