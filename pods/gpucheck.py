@@ -191,8 +191,9 @@ def verdict(rows: list[dict], hook: LastStepChecks, steps: int) -> list[str]:
     else:
         g = hook.greedy
         if g["agree"] < g["total"]:
-            reasons.append(f"generator's greedy output differs from the trainee's on {g['total'] - g['agree']} of "
-                           f"{g['total']} prompts (trainee margin up to {g['worst_margin']:.3g} nats > tol {hook.tol:g})")
+            reasons.append(f"generator's greedy output differs from the trainee's on {g['total'] - g['agree']} "
+                           f"of {g['total']} prompts (trainee margin up to {g['worst_margin']:.3g} nats > "
+                           f"tol {hook.tol:g})")
         if not hook.probe["ok"]:
             reasons.append(hook.probe["reason"])
     return reasons

@@ -140,7 +140,8 @@ def main(argv=None) -> int:
         print("nothing ran", file=sys.stderr)
         return 2
     failed = [r["variant"] for r in ran if not r["ok"]]
-    print(f"gpu_check: {len(ran) - len(failed)} PASS, {len(failed)} FAIL" + (f" ({', '.join(failed)})" if failed else ""))
+    names_failed = f" ({', '.join(failed)})" if failed else ""
+    print(f"gpu_check: {len(ran) - len(failed)} PASS, {len(failed)} FAIL{names_failed}")
     return 1 if failed else 0
 
 
