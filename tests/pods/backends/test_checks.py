@@ -8,18 +8,21 @@ import pytest
 from pods import config as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from trainer_helpers import compose_cfg  # noqa: E402
+from trainer_helpers import compose_cfg, skip_reward_check  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _no_reward_registry(monkeypatch):
-    monkeypatch.setattr(pc, "_check_rewards", lambda data: [])
+def _skip_rewards(monkeypatch):
+    skip_reward_check(monkeypatch)  # the reward registry is not under test here
 
 
-def errors(cfg, **kw) -> str:
-    with pytest.raises(pc.ConfigError) as err:
-        pc.validate(cfg, **kw)
-    return str(err.value)
+def errors(cfg, *, cuda: bool) -> str:
+    """The ConfigError message validate raises for `cfg`."""
+    try:
+        pc.validate(cfg, cuda=cuda)
+    except pc.ConfigError as err:
+        return str(err)
+    raise AssertionError("validate accepted the config")
 
 
 def installed(monkeypatch, *modules):
