@@ -212,15 +212,15 @@ def test_time_sized_cosine_follows_the_training_clock_and_resumes_exactly(tmp_pa
     step's lr is the cosine at the training seconds before it, and a crash + resume continues the curve."""
     from pods.schedule import lr_factor
 
-    extra = ("rl.max_steps=null", "rl.max_time=300", "rl.save_strategy=time", "rl.save_interval=100",
+    extra = ("rl.max_steps=null", "rl.max_time=400", "rl.save_strategy=time", "rl.save_interval=100",
              "optim.scheduler=cosine")
     lrs = record_lrs(monkeypatch)
     _, rows, _ = run(tmp_path / "straight", monkeypatch, *extra, clock=FakeClock())
     before = [0.0] + [r["elapsed_seconds"] for r in rows[:-1]]  # training seconds before each step
-    assert len(rows) > 20 and rows[-1]["elapsed_seconds"] >= 300 > before[-1]  # longer than one epoch
+    assert len(rows) > 20 and rows[-1]["elapsed_seconds"] >= 400 > before[-1]  # longer than one epoch
     assert lrs == [r["lr"] for r in rows]
-    assert [r["lr"] for r in rows] == pytest.approx([1e-2 * lr_factor("cosine", t / 300, 0.0) for t in before])
-    half = min(range(len(rows)), key=lambda i: abs(before[i] - 150))
+    assert [r["lr"] for r in rows] == pytest.approx([1e-2 * lr_factor("cosine", t / 400, 0.0) for t in before])
+    half = min(range(len(rows)), key=lambda i: abs(before[i] - 200))
     assert rows[half]["lr"] == pytest.approx(0.5e-2, abs=0.1e-2) and rows[-1]["lr"] > 0
 
     def crash(row, policy, generator):

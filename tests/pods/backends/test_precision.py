@@ -114,11 +114,12 @@ def one_step(precision):
     policy = hf.load_policy(c, precision=precision)
     params = policy.trainable_parameters()
     before = torch.cat([p.detach().float().flatten() for p in params])
-    optimizer, scheduler = build_optimizer(params, c, 10, 1)
+    optimizer, scheduler = build_optimizer(params, c)
     prompts = [[ord(ch) for ch in text] for text in ("12+34=", "7+8=", "100+1=")]
     completions = [[ord(ch) for ch in text] for text in ("46", "15", "101")]
     logp, mask = policy.token_logprobs(prompts, completions)
     (-(logp * mask).sum() / mask.sum()).backward()
+    assert scheduler.apply(0.0) == 5e-6  # as the trainer does before each optimizer step
     optimizer.step()
     scheduler.step()
     return before, torch.cat([p.detach().float().flatten() for p in params])
