@@ -1,37 +1,117 @@
-"""Atomic file writes: a reader (or a crash) never sees a half-written file.
+"""Atomic file writes, and write failures reported as "<cause>: <path>" instead of a library traceback.
 
     atomic_write_json(run_dir / "eval_results.json", results)
     atomic_write_text(run_dir / "config.yaml", text)
+    with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
 
 The content goes to a temporary file in the same directory, is flushed to disk, and replaces
 the target with `os.replace`; on any error the temporary file is removed and the old target is
-left untouched.
+left untouched. The new file gets the permissions a plain `open(path, "w")` would give it: the
+old file's mode when it replaces one, else 0666 minus the umask (not mkstemp's private 0600), so
+teammates on a shared cluster can read configs and results.
+
+A failed write (disk full, permission denied, I/O error, quota) raises `WriteError`, an `OSError`
+whose message is the cause and the path, e.g. "no space left on device: runs/x/checkpoint-40".
+`os_error_in(exc)` finds the OS error behind exceptions that libraries wrap: torch.save raises
+a RuntimeError whose __context__ is the OSError, safetensors a SafetensorError whose message ends
+in "(os error 28)".
 """
 
 from __future__ import annotations
 
+import errno as errno_codes
 import json
 import os
+import re
+import stat
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, TextIO
 
+_OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")  # how Rust's std::io::Error prints (safetensors)
+
+
+class WriteError(OSError):
+    """Writing `path` failed; str() is "<cause>: <path>", e.g. "no space left on device: x/metrics.jsonl"."""
+
+    def __init__(self, path: str | Path, cause: OSError):
+        code = cause.errno
+        reason = (os.strerror(code) if code else str(cause)).lower()
+        super().__init__(code, reason, str(path))
+        self.path, self.reason = Path(path), reason
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.path}"
+
+    @property
+    def disk_full(self) -> bool:
+        return self.errno in (errno_codes.ENOSPC, errno_codes.EDQUOT)
+
+
+def os_error_in(exc: BaseException) -> OSError | None:
+    """The OSError that caused `exc` (itself, one in its __cause__/__context__ chain, or "(os error N)"
+    in a wrapped library's message), or None when `exc` is not a failed system call."""
+    seen = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno is not None:
+            return e
+        found = _OS_ERROR_IN_TEXT.search(str(e))
+        if found:
+            code = int(found.group(1))
+            return OSError(code, os.strerror(code))
+        e = e.__cause__ or e.__context__
+    return None
+
+
+@contextmanager
+def writing(path: str | Path):
+    """Turn a failure inside the block that comes from the OS into `WriteError(path, ...)`."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except Exception as exc:
+        cause = os_error_in(exc)
+        if cause is None:
+            raise
+        raise WriteError(path, cause) from exc
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode(path: str | Path) -> int:
+    """The mode `open(path, "w")` would leave: the existing file's, else 0666 minus the umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
 
 def atomic_write(path: str | Path, write: Callable[[TextIO], None]) -> None:
-    """Replace `path` with what `write(file)` writes, atomically."""
+    """Replace `path` with what `write(file)` writes, atomically; WriteError when the OS refuses."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = new_file_mode(path)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w") as f:
+                os.fchmod(f.fileno(), mode)
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -23,3 +23,65 @@ def test_failed_write_keeps_the_old_file(tmp_path):
         atomic_write_json(path, {"not serialisable": object()})
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_new_files_honour_the_umask_and_replaced_files_keep_their_mode(tmp_path):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "a.yaml", "x")
+        assert stat.S_IMODE((tmp_path / "a.yaml").stat().st_mode) == 0o644  # not mkstemp's 0600
+        os.umask(0o077)
+        atomic_write_text(tmp_path / "b.yaml", "x")
+        assert stat.S_IMODE((tmp_path / "b.yaml").stat().st_mode) == 0o600
+        os.chmod(tmp_path / "a.yaml", 0o664)
+        atomic_write_text(tmp_path / "a.yaml", "y")  # like open(path, "w"): the mode stays
+        assert stat.S_IMODE((tmp_path / "a.yaml").stat().st_mode) == 0o664
+    finally:
+        os.umask(old)
+
+
+def test_a_failed_write_says_cause_and_path_and_keeps_the_old_file(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from pods.io import WriteError
+
+    path = tmp_path / "eval_results.json"
+    atomic_write_json(path, {"old": 1})
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(WriteError) as err:
+        atomic_write_json(path, {"new": 2})
+    assert str(err.value) == f"no space left on device: {path}" and err.value.errno == errno.ENOSPC
+    assert isinstance(err.value, OSError) and err.value.disk_full
+    assert json.loads(path.read_text()) == {"old": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["eval_results.json"]
+
+
+def test_os_errors_wrapped_by_torch_and_safetensors_are_found(tmp_path):
+    """Real failing writes (a file size limit, EFBIG) through torch.save and safetensors in a child process."""
+    import subprocess
+    import sys
+
+    script = f"""
+import resource, signal, torch
+from safetensors.torch import save_file
+from pods.io import WriteError, writing
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+x = torch.zeros(100000)
+for name, save in [("a.pt", lambda p: torch.save(x, open(p, "wb"))), ("b.safetensors", lambda p: save_file({{"x": x}}, p))]:
+    try:
+        with writing({str(tmp_path)!r} + "/" + name):
+            save({str(tmp_path)!r} + "/" + name)
+    except WriteError as e:
+        print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.stdout.splitlines() == [f"file too large: {tmp_path}/a.pt", f"file too large: {tmp_path}/b.safetensors"], out.stderr
