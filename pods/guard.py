@@ -1,0 +1,122 @@
+"""Guards of a training run: stop cleanly on SIGTERM / Ctrl-C, skip non-finite steps, keep NaN out of saves.
+
+    with StopSignals() as stop:                   # handlers for SIGTERM and SIGINT while the loop runs
+        ... one step ...; checkpoint when stop.requested
+        if stop.requested: raise Interrupted(stop.signum, step, checkpoint)
+    reason = nonfinite_reason(loss, grad_norm)    # None, or e.g. "loss is nan"
+    streak = NonFiniteStreak(limit=3)
+    streak.update(step, reason, last_checkpoint)  # NonFiniteError on the 3rd skipped step in a row
+    nonfinite_count(policy.trainable_parameters())  # tensors holding NaN/inf (pods.checkpoint refuses to save)
+
+Signals: the first SIGTERM or SIGINT only sets `stop.signum`; the loop finishes the step in
+progress, saves a checkpoint of it and raises `Interrupted`, which train.py turns into a message
+saying how to resume and exit code 0 (SIGINT: the user stopped it) or 143 = 128 + SIGTERM
+(schedulers such as Slurm treat it as preempted / requeue-able). A second signal exits at once
+with 128 + its number (130 or 143), without saving: the run resumes from its last checkpoint,
+and a half-written checkpoint directory is removed at the next start.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+
+import torch
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def exit_code(signum: int, second: bool = False) -> int:
+    """Exit status after a signal: SIGINT that was handled -> 0; otherwise 128 + the signal's number."""
+    return 0 if signum == signal.SIGINT and not second else 128 + signum
+
+
+class Interrupted(Exception):
+    """The run stopped after a signal, with the step in progress checkpointed (checkpoint may be None)."""
+
+    def __init__(self, signum: int, step: int, checkpoint=None, note: str = ""):
+        self.signum, self.step, self.checkpoint = signum, step, checkpoint
+        self.exit_code = exit_code(signum)
+        name = signal.Signals(signum).name
+        where = f"{checkpoint} holds it" if checkpoint is not None else "no checkpoint was written"
+        super().__init__(f"stopped by {name} after step {step}; {where}{note}")
+
+
+class StopSignals:
+    """Context manager: SIGTERM / SIGINT request a stop (`requested`, `signum`); a second one exits now.
+
+    Installs its handlers only in the main thread (Python delivers signals there) and restores
+    the previous handlers on exit.
+    """
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._previous: dict = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def __enter__(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+        self._previous = {}
+
+    def _handle(self, signum, frame) -> None:
+        name = signal.Signals(signum).name
+        if self.signum is None:
+            self.signum = signum
+            _say(f"\n{name} received: finishing the step in progress, then saving a checkpoint and stopping "
+                 f"(send it again to exit at once without saving)\n")
+            return
+        _say(f"\nsecond signal ({name}): exiting now without saving; rerun the same command to resume "
+             f"from the last checkpoint\n")
+        os._exit(exit_code(signum, second=True))
+
+
+def _say(text: str) -> None:
+    os.write(2, text.encode())  # not print(): a signal may arrive while stderr is being written
+
+
+# ----------------------------------------------------------------------------- non-finite steps
+
+
+class NonFiniteError(RuntimeError):
+    """Too many consecutive non-finite steps, or non-finite weights about to be saved."""
+
+
+def nonfinite_reason(loss: float, grad_norm: float) -> str | None:
+    """Why an optimizer step must be skipped ("loss is nan; grad_norm is inf"), or None when both are finite."""
+    bad = [f"{name} is {value}" for name, value in (("loss", loss), ("grad_norm", grad_norm))
+           if not math.isfinite(value)]
+    return "; ".join(bad) or None
+
+
+class NonFiniteStreak:
+    """Counts consecutive skipped steps; raises NonFiniteError when `limit` are skipped in a row."""
+
+    def __init__(self, limit: int, count: int = 0):
+        self.limit, self.count = limit, count
+
+    def update(self, step: int, reason: str | None, checkpoint=None) -> None:
+        self.count = self.count + 1 if reason else 0
+        if reason and self.count >= self.limit:
+            latest = checkpoint if checkpoint is not None else "none yet"
+            raise NonFiniteError(
+                f"stopped after step {step}: the last {self.count} steps had a non-finite loss or gradient norm "
+                f"(step {step}: {reason}), so their updates were skipped and nothing non-finite was saved "
+                f"(latest checkpoint: {latest}). "
+                "Check the rewards for NaN/inf (reward/* in metrics.jsonl), lower optim.lr or enable "
+                "gradient clipping (optim.max_grad_norm), or raise rl.max_nonfinite_steps")
+
+
+def nonfinite_count(tensors) -> int:
+    """How many of `tensors` hold a NaN or an inf."""
+    return sum(1 for t in tensors if not bool(torch.isfinite(t.detach()).all()))

@@ -1,0 +1,71 @@
+"""A directory's manifest: the size and SHA-256 of every file, written last, checked before use.
+
+    write(checkpoint_dir)            # manifest.json listing every other file under the directory
+    problems = check(checkpoint_dir) # [] intact; ["trainer.pt: 1234 bytes, the manifest says 5678"]
+                                     # None when the directory has no manifest.json
+
+A checkpoint is written into a temporary directory and renamed, so a crash never leaves a
+half-written `checkpoint-<step>`; the manifest catches what happens afterwards (a file truncated
+or lost by a full or failing disk, a copy cut short, a file edited by hand). SHA-256 runs at
+about 2 GB/s on one core (measured on this project's CPU), so a LoRA adapter costs milliseconds
+and a 6 GB full 3B model about 3 s, on save and again on resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+MANIFEST = "manifest.json"
+FORMAT = "pods-manifest/1"
+_CHUNK = 1 << 22
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _files(directory: Path) -> list[str]:
+    return sorted(p.relative_to(directory).as_posix() for p in directory.rglob("*")
+                  if p.is_file() and p.name != MANIFEST)
+
+
+def write(directory: str | Path) -> dict:
+    """Write `<directory>/manifest.json` ({"format", "files": {relative path: {size, sha256}}}); return it."""
+    directory = Path(directory)
+    files = {name: {"size": (directory / name).stat().st_size, "sha256": sha256(directory / name)}
+             for name in _files(directory)}
+    manifest = {"format": FORMAT, "files": files}
+    with open(directory / MANIFEST, "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.flush()
+    return manifest
+
+
+def check(directory: str | Path) -> list[str] | None:
+    """Problems found comparing the directory with its manifest ([] = intact); None without a manifest."""
+    directory = Path(directory)
+    path = directory / MANIFEST
+    if not path.is_file():
+        return None
+    try:
+        manifest = json.loads(path.read_text())
+        files = manifest["files"]
+        assert manifest.get("format") == FORMAT and isinstance(files, dict)
+    except (ValueError, KeyError, TypeError, AssertionError, UnicodeDecodeError):
+        return [f"{MANIFEST} is unreadable"]
+    problems = []
+    for name, want in files.items():
+        f = directory / name
+        if not f.is_file():
+            problems.append(f"{name} is missing")
+        elif (size := f.stat().st_size) != want.get("size"):
+            problems.append(f"{name}: {size} bytes, the manifest says {want.get('size')}")
+        elif sha256(f) != want.get("sha256"):
+            problems.append(f"{name}: content differs from the manifest (SHA-256)")
+    return problems
