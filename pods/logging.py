@@ -9,8 +9,12 @@
 `metrics.jsonl` in the run directory holds one JSON object per training step (keys: see
 pods/trainer.py), plus TRL's name for every quantity TRL logs too (`reward`, `rewards/<fn>/mean`,
 `completions/mean_length`, `learning_rate`, ...: pods.aliases.trl_metric_names, docs/vocabulary.md),
-so dashboards of both training paths share names. On resume from checkpoint-<k> the lines of steps > k (written after that
-checkpoint by the interrupted run) are dropped, so the file reads like one uninterrupted run.
+so dashboards of both training paths share names. On resume from checkpoint-<k> the lines of steps > k
+(written after that checkpoint by the interrupted run, and trained again identically) are dropped, so
+the file reads like one uninterrupted run; step k's row, if its write failed after the checkpoint was
+saved, is restored from the checkpoint (`resume_row`). Training again from step 0 (no checkpoint to
+resume from) never wipes rows an earlier attempt logged: the file is first renamed to
+`metrics.restarted-<unix time>.jsonl`. A failed write raises pods.io.WriteError ("<cause>: <path>").
 wandb (optional) runs offline when no WANDB_API_KEY is set; its run id is derived from the run
 name, so a resumed run continues the same wandb run.
 """
@@ -25,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pods.aliases import trl_metric_names
-from pods.io import atomic_write_text
+from pods.io import atomic_write_text, writing
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -73,26 +77,51 @@ def truncate_metrics(run_dir: Path, step: int) -> None:
     atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 
+def keep_earlier_attempt(run_dir: Path, log=print) -> Path | None:
+    """Before training from step 0: rename a metrics.jsonl that holds rows (never wipe them); its new path."""
+    path = Path(run_dir) / METRICS_FILE
+    rows = read_metrics(run_dir)
+    if not rows:
+        return None
+    kept = path.with_name(f"metrics.restarted-{int(time.time())}.jsonl")
+    with writing(kept):
+        os.replace(path, kept)
+    log(f"no checkpoint to resume from: training starts again at step 0; the {len(rows)} rows an earlier "
+        f"attempt logged (steps up to {rows[-1].get('step')}) were moved to {kept}")
+    return kept
+
+
 class MetricsLogger:
     """Appends metrics rows to metrics.jsonl; mirrors them to wandb when cfg.logging.wandb."""
 
-    def __init__(self, run_dir: Path, cfg=None, resume_step: int = 0):
+    def __init__(self, run_dir: Path, cfg=None, resume_step: int = 0, resume_row: dict | None = None):
         self.run_dir = Path(run_dir)
+        self.path = self.run_dir / METRICS_FILE
+        if resume_step == 0:
+            keep_earlier_attempt(self.run_dir)
         truncate_metrics(self.run_dir, resume_step)
-        self.file = open(self.run_dir / METRICS_FILE, "a")
+        with writing(self.path):
+            self.file = open(self.path, "a")
         self.wandb = None
         if cfg is not None and cfg.logging.wandb:
             self.wandb = _start_wandb(self.run_dir, cfg)
+        if resume_row is not None and resume_row.get("step") == resume_step and \
+                all(r.get("step") != resume_step for r in read_metrics(self.run_dir)):
+            self.log(resume_row)  # its write failed after the checkpoint was saved
 
     def log(self, row: dict) -> None:
         row = {**row, **trl_metric_names(row)}  # TRL's names too, where the quantity is the same
-        self.file.write(json.dumps(row) + "\n")
-        self.file.flush()
+        with writing(self.path):
+            self.file.write(json.dumps(row) + "\n")
+            self.file.flush()
         if self.wandb is not None:
             self.wandb.log({k: v for k, v in row.items() if k != "step"}, step=row["step"])
 
     def close(self) -> None:
-        self.file.close()
+        try:
+            self.file.close()
+        except OSError:
+            pass  # a failed flush was already reported by log()
         if self.wandb is not None:
             self.wandb.finish()
 

@@ -83,3 +83,55 @@ def test_wandb_runs_offline_without_an_api_key(tmp_path, monkeypatch):
     assert os.environ["WANDB_MODE"] == "offline"
     assert list((tmp_path / "run" / "wandb").glob("offline-run-*"))
     assert [r["step"] for r in read_metrics(tmp_path / "run")] == [1]
+
+
+def test_training_again_from_step_0_keeps_the_earlier_attempts_rows(tmp_path, capsys):
+    log = MetricsLogger(tmp_path)
+    for step in (1, 2):
+        log.log({"step": step})
+    log.close()
+    log = MetricsLogger(tmp_path, resume_step=0)  # no checkpoint was written: training restarts
+    log.log({"step": 1, "new": True})
+    log.close()
+    kept = list(tmp_path.glob("metrics.restarted-*.jsonl"))
+    assert len(kept) == 1 and [json.loads(x)["step"] for x in kept[0].read_text().splitlines()] == [1, 2]
+    assert read_metrics(tmp_path) == [{"step": 1, "new": True}]
+    assert "the 2 rows an earlier attempt logged (steps up to 2) were moved to" in capsys.readouterr().out
+
+
+def test_a_row_whose_write_failed_after_its_checkpoint_is_restored_on_resume(tmp_path):
+    log = MetricsLogger(tmp_path)
+    for step in (1, 2, 3):
+        log.log({"step": step})
+    log.close()
+    truncate_metrics(tmp_path, 2)  # as if step 3's row never reached the disk; checkpoint-3 holds it
+    log = MetricsLogger(tmp_path, resume_step=3, resume_row={"step": 3, "loss": 0.5})
+    log.log({"step": 4})
+    log.close()
+    assert read_metrics(tmp_path) == [{"step": 1}, {"step": 2}, {"step": 3, "loss": 0.5}, {"step": 4}]
+    log = MetricsLogger(tmp_path, resume_step=3, resume_row={"step": 3, "loss": 0.5})  # present: not repeated
+    log.close()
+    assert [r["step"] for r in read_metrics(tmp_path)] == [1, 2, 3]
+
+
+def test_a_failed_metrics_write_names_the_file_and_keeps_the_rows_before(tmp_path):
+    import errno
+
+    from pods.io import WriteError
+
+    log = MetricsLogger(tmp_path)
+    log.log({"step": 1})
+
+    class FullDisk:
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        def close(self):
+            pass
+
+    log.file.close()
+    log.file = FullDisk()
+    with pytest.raises(WriteError, match=f"^no space left on device: {tmp_path / METRICS_FILE}$"):
+        log.log({"step": 2})
+    log.close()
+    assert read_metrics(tmp_path) == [{"step": 1}]
