@@ -44,7 +44,7 @@ REMOVED_KEYS = {  # keys of earlier versions: what replaced them
 OPEN = ("backend", "warmstart", "evaluation")  # sections whose keys are not checked here
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
                        "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
-                       "rl.save_steps", "rl.save_final")  # may change between resumes of one run
+                       "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
 
 
 def default_config() -> DictConfig:
@@ -131,6 +131,11 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     positive("rl.max_steps", rl.max_steps, allow_none=True)
     positive("rl.max_time", rl.max_time, allow_none=True)
     positive("optim.lr", optim.lr)
+    if isinstance(rl.max_nonfinite_steps, bool) or not isinstance(rl.max_nonfinite_steps, int) \
+            or rl.max_nonfinite_steps < 1:
+        p.append(f"rl.max_nonfinite_steps must be an integer >= 1 (1: stop at the first non-finite step), "
+                 f"got {rl.max_nonfinite_steps!r}")
+    p += _check_saving(rl)
     if rl.temperature is None or rl.temperature < 0:
         p.append(f"rl.temperature must be >= 0 (0 = greedy), got {rl.temperature!r}")
     elif rl.temperature == 0 and rl.logprob_temperature:
@@ -144,7 +149,9 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown rl.rule {rl.rule!r}; valid rules: {', '.join(RULES)}")
     if rl.algorithm not in ALGORITHMS:
         p.append(f"unknown rl.algorithm {rl.algorithm!r}; valid: {', '.join(ALGORITHMS)}")
-    if rl.save_strategy not in SAVE_STRATEGIES:
+    if rl.save_strategy is False:  # YAML reads an unquoted `no` as false
+        p.append('rl.save_strategy is false: YAML reads an unquoted no as false; write save_strategy: "no"')
+    elif rl.save_strategy not in SAVE_STRATEGIES:
         p.append(f"unknown rl.save_strategy {rl.save_strategy!r}; valid: {', '.join(SAVE_STRATEGIES)}")
     if rl.scale_rewards not in SCALES:
         p.append(f"unknown rl.scale_rewards {rl.scale_rewards!r}; valid: {', '.join(SCALES)}")
@@ -217,6 +224,23 @@ def _check_schedule(optim) -> list[str]:
     return []
 
 
+def _check_saving(rl) -> list[str]:
+    """Refuse a run that provably saves nothing without saying so (rl.save_strategy=no)."""
+    if rl.save_final or rl.save_strategy == "no":
+        return []
+    number = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    if rl.save_strategy == "steps" and number(rl.max_steps) and number(rl.save_steps) and rl.save_steps > rl.max_steps:
+        why = f"rl.save_steps={rl.save_steps} > rl.max_steps={rl.max_steps}"
+    elif rl.save_strategy == "time" and number(rl.max_time) and number(rl.save_interval) \
+            and rl.save_interval > rl.max_time:
+        why = f"rl.save_interval={rl.save_interval} > rl.max_time={rl.max_time}"
+    else:
+        return []
+    return [f"rl.save_final=false and no checkpoint falls within the run ({why}): the trained model would be "
+            "thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no to train "
+            "without saving on purpose"]
+
+
 def _check_dataset(data) -> list[str]:
     """Dataset name and prompt style must be known to pods.data; shuffle_seed an integer >= 0 or null."""
     from pods import data as registry
@@ -268,17 +292,39 @@ def differences(old: dict, new: dict, prefix: str = "") -> list[str]:
     return out
 
 
+def _comparable(cfg: dict) -> dict:
+    """A run's config for `check_run_dir`: a warm start's model.name (its cache dir, derived from the
+    compared `warmstart` section) counts by its content hash (the dir name), not its absolute path."""
+    warm = cfg.get("warmstart")
+    if isinstance(warm, dict) and warm.get("enabled", True) and isinstance(cfg.get("model"), dict):
+        cfg = {**cfg, "model": {**cfg["model"], "name": Path(str(cfg["model"].get("name"))).name}}
+    return cfg
+
+
 def check_run_dir(cfg, path: Path) -> None:
-    """Raise ConfigError if `path` already holds a different run's config."""
+    """Raise ConfigError if `path` already holds a different run's config, or a run that saved nothing
+    (rl.save_strategy=no, rl.save_final=false) and so can neither be continued nor rerun over."""
     saved = path / "config.yaml"
     if not saved.exists():
         return
     old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
-    diff = differences(old, to_container(cfg))
+    diff = differences(_comparable(old), _comparable(to_container(cfg)))
     if diff:
         raise ConfigError(
-            f"{path} already holds a different run (changed: {'; '.join(diff[:8])}). "
-            f"Choose another run_name=NAME, or delete {path} to start over."
+            f"{path} already holds a different run (changed: {'; '.join(diff[:8])}); nothing in it was touched. "
+            f"To continue that run, rerun it with its own settings (they are in {saved}); to train this "
+            f"configuration, choose another run_name=NAME or output_root=DIR."
+        )
+    from pods.checkpoint import latest
+    from pods.logging import read_metrics
+
+    rl = cfg.rl
+    rows = read_metrics(path)
+    if rl.save_strategy == "no" and not rl.save_final and rows and latest(path) is None:
+        raise ConfigError(
+            f"{path} holds {len(rows)} logged steps of a run that saved no checkpoint (rl.save_strategy=no, "
+            "rl.save_final=false): it cannot be continued, and training again would replace its metrics. "
+            f"Choose another run_name=NAME, or move {path / 'metrics.jsonl'} aside to train it again."
         )
     if cfg.optim.scheduler != "constant":  # its curve is sized by the run length (pods.schedule)
         new = to_container(cfg)["rl"]

@@ -15,7 +15,7 @@ from typing import Any
 from pods.schedule import SCHEDULERS  # noqa: F401  (optim.scheduler names)
 
 ALGORITHMS = ("auto", "pods", "grpo", "grpo_ga")
-SAVE_STRATEGIES = ("time", "steps")
+SAVE_STRATEGIES = ("time", "steps", "no")
 OPTIMIZERS = ("adamw", "adamw_8bit")
 GPU_ONLY_BACKENDS = ("unsloth", "vllm")  # vllm is allowed on CPU only when a (CPU) vllm is importable
 DTYPES = ("float32", "bfloat16", "float16")
@@ -84,10 +84,11 @@ class RLConfig:
     max_completion_tokens: int = 512
     max_steps: Any = None  # stop after this many training steps (null: no limit)
     max_time: Any = 21600  # stop after this many seconds of training time (null: no limit)
-    save_strategy: str = "time"  # time | steps
+    save_strategy: str = "time"  # time | steps | no (no periodic checkpoints; save_final still applies)
     save_interval: float = 1800  # seconds of training time between checkpoints (strategy time)
     save_steps: int = 100  # steps between checkpoints (strategy steps)
     save_final: bool = True  # also checkpoint the last step
+    max_nonfinite_steps: int = 3  # stop after this many consecutive steps skipped for a NaN/inf loss or grad norm
 
 
 @dataclass

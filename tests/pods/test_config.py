@@ -104,6 +104,12 @@ def test_yaml_has_a_comment_above_every_key():
     (["dataset.prompt_style=chat"], "unknown dataset.prompt_style 'chat'"),
     (["dataset.shuffle_seed=-1"], "dataset.shuffle_seed must be a non-negative integer or null"),
     (["model.dtype=int3"], "unknown model.dtype 'int3'"),
+    (["rl.max_nonfinite_steps=0"], "rl.max_nonfinite_steps must be an integer >= 1"),
+    (["rl.save_final=false", "rl.save_strategy=steps", "rl.save_steps=100", "rl.max_steps=50"],
+     "rl.save_final=false and no checkpoint falls within the run (rl.save_steps=100 > rl.max_steps=50): the "
+     "trained model would be thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no"),
+    (["rl.save_final=false", "rl.save_interval=3600", "rl.max_time=1800"], "rl.save_interval=3600 > rl.max_time=1800"),
+    (["rl.save_strategy=false"], 'write save_strategy: "no"'),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):
     assert message in errors(compose_cfg(overrides), cuda=False)
@@ -181,8 +187,41 @@ def test_output_dir_with_a_different_run_is_refused(tmp_path):
     longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.max_steps=99", "logging.wandb=true"])
     pc.check_run_dir(longer, run)  # run length and logging may change between resumes
     other = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
-    with pytest.raises(pc.ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)"):
+    with pytest.raises(pc.ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)") as err:
         pc.check_run_dir(other, run)
+    assert "delete" not in str(err.value) and "choose another run_name=NAME" in str(err.value)
+    assert f"rerun it with its own settings (they are in {run / 'config.yaml'})" in str(err.value)
+
+
+def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metrics(tmp_path):
+    explicit = ["rl.save_final=false", "rl.save_strategy=no", "rl.max_steps=5"]
+    pc.validate(compose_cfg(explicit), cuda=False)
+    pc.validate(compose_cfg(["rl.save_final=false", "rl.save_steps=5", "rl.save_strategy=steps", "rl.max_steps=5"]),
+                cuda=False)  # a save point within the run
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", *explicit])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    pc.check_run_dir(cfg, run)  # nothing logged yet
+    (run / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
+    with pytest.raises(pc.ConfigError, match=r"holds 2 logged steps of a run that saved no checkpoint.*another "
+                                             r"run_name=NAME, or move .*metrics.jsonl aside"):
+        pc.check_run_dir(cfg, run)
+    assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n{"step": 2}\n'
+
+
+def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
+    """config.yaml of a warm-started run compares the warm start by its content hash (cache dir name)."""
+    cfg = compose_cfg(["experiment=demo", f"output_root={tmp_path}", "run_name=r"])
+    cfg.model.name = "/old/place/checkpoints/.warmstart/0123abcd"
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    cfg.model.name = "checkpoints/.warmstart/0123abcd"  # the project moved; same warm start
+    pc.check_run_dir(cfg, run)
+    cfg.model.name = "checkpoints/.warmstart/ffffffff"  # another warm start: a different run
+    with pytest.raises(pc.ConfigError, match="model.name: '0123abcd' -> 'ffffffff'"):
+        pc.check_run_dir(cfg, run)
 
 
 @pytest.mark.parametrize("preset", ["gsm8k_main", "math_main", "demo"])
