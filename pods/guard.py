@@ -1,8 +1,8 @@
 """Guards of a training run: stop cleanly on SIGTERM / Ctrl-C, skip non-finite steps, keep NaN out of saves.
 
-    with StopSignals() as stop:                   # handlers for SIGTERM and SIGINT while the loop runs
+    with StopSignals() as stop:                   # or stop.install() ... stop.restore()
         ... one step ...; checkpoint when stop.requested
-        if stop.requested: raise Interrupted(stop.signum, step, checkpoint)
+        if stop.requested: raise Interrupted(stop.signum, step, latest_checkpoint)
     reason = nonfinite_reason(loss, grad_norm)    # None, or e.g. "loss is nan"
     streak = NonFiniteStreak(limit=3)
     streak.update(step, reason, last_checkpoint)  # NonFiniteError on the 3rd skipped step in a row
@@ -34,14 +34,14 @@ def exit_code(signum: int, second: bool = False) -> int:
 
 
 class Interrupted(Exception):
-    """The run stopped after a signal, with the step in progress checkpointed (checkpoint may be None)."""
+    """The run stopped after a signal; `checkpoint` is the one it resumes from (None: step 0)."""
 
     def __init__(self, signum: int, step: int, checkpoint=None, note: str = ""):
         self.signum, self.step, self.checkpoint = signum, step, checkpoint
         self.exit_code = exit_code(signum)
         name = signal.Signals(signum).name
-        where = f"{checkpoint} holds it" if checkpoint is not None else "no checkpoint was written"
-        super().__init__(f"stopped by {name} after step {step}; {where}{note}")
+        resumes = checkpoint if checkpoint is not None else "step 0 (no checkpoint was written)"
+        super().__init__(f"stopped by {name} after step {step}{note}; the run resumes from {resumes}")
 
 
 class StopSignals:
@@ -59,15 +59,21 @@ class StopSignals:
     def requested(self) -> bool:
         return self.signum is not None
 
-    def __enter__(self) -> "StopSignals":
+    def install(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
             self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
         return self
 
-    def __exit__(self, *exc) -> None:
+    def restore(self) -> None:
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         self._previous = {}
+
+    def __enter__(self) -> "StopSignals":
+        return self.install()
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
 
     def _handle(self, signum, frame) -> None:
         name = signal.Signals(signum).name

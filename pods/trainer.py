@@ -10,7 +10,10 @@ GRPO / GRPO-GA: all n) -> `pods.losses.policy_loss` over micro-batches of rl.mic
 
 Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
 warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
-(pods.logging), `checkpoint-<step>/` (pods.checkpoint). Rerunning the same command resumes.
+(pods.logging), `checkpoint-<step>/` (pods.checkpoint). Rerunning the same command resumes from
+the newest intact checkpoint. Step k samples with seed `sampling_seed(seed, k)` on every backend,
+so a resumed run samples what the uninterrupted one would. SIGTERM / Ctrl-C, non-finite steps and
+failed writes: pods.guard, pods.io, docs/long-runs.md.
 
 metrics.jsonl keys per step: step, elapsed_seconds, data_position, optimizer_steps,
 time/{generation,scoring,selection,update,weight_sync,reference,checkpoint,step}
@@ -20,7 +23,9 @@ reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (ov
 accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
 (groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
 frac_truncated, loss, kl (beta > 0), grad_norm, lr (the one this step's optimizer step used:
-pods.schedule, sized by rl.max_steps or, when that is null, by the time budget rl.max_time).
+pods.schedule, sized by rl.max_steps or, when that is null, by the time budget rl.max_time),
+skipped (true: a reward, the loss or the gradient norm was NaN/inf and the optimizer step was
+skipped), skip_reason (only when skipped).
 `on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
 outside the training-time clock; a dict it returns is added to the step's metrics row.
 """
@@ -31,6 +36,7 @@ import contextlib
 import random
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +45,9 @@ from omegaconf import OmegaConf
 
 from pods import checkpoint as ckpt
 from pods.algorithms import plan_update
-from pods.backends.base import Sampling
+from pods.backends.base import Sampling, sampling_seed
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
+from pods.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
 from pods.io import atomic_write_text
 from pods.logging import MetricsLogger, PhaseTimers, Progress
 from pods.losses import policy_loss
@@ -172,21 +179,28 @@ def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm) -
 
 
 def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
-    """Run (or resume) training per `cfg`; return the run directory."""
+    """Run (or resume) training per `cfg`; return the run directory.
+
+    Raises pods.guard.Interrupted after a SIGTERM / SIGINT (the step in progress checkpointed),
+    pods.guard.NonFiniteError after rl.max_nonfinite_steps skipped steps in a row, pods.io.WriteError
+    when a file cannot be written, pods.checkpoint.CheckpointError when every checkpoint is damaged.
+    """
     from pods import backends
 
     validate(cfg)
     if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
         from pods.warmstart import ensure_warmstart
 
-        cfg.model.name = str(Path(ensure_warmstart(cfg.warmstart)).resolve())
+        cfg.model.name = str(ensure_warmstart(cfg.warmstart))  # relative to the project when cache_dir is
     rl, alg = cfg.rl, algorithm(cfg)
     rdir = get_run_dir(cfg)
     check_run_dir(cfg, rdir)
     rdir.mkdir(parents=True, exist_ok=True)
+    for line in ckpt.clean_stale(rdir):  # before anything else is written
+        print(f"{rdir}: {line}")
     if not cfg.resume and ckpt.latest(rdir) is not None:
-        raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true, choose "
-                          f"another run_name=NAME or delete {rdir}")
+        raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
+                          f"or choose another run_name=NAME (or move {rdir} aside) to start over")
     atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     seed_everything(cfg.seed)  # LoRA initialisation
@@ -197,65 +211,93 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
-    resume_from = ckpt.latest(rdir)
+    resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens)  # newest intact checkpoint
     if resume_from is not None:
-        state = ckpt.load(resume_from, policy, optimizer, scheduler, gens)
         generator.update_weights(policy)
         step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
         last_saved = (step, elapsed)
         print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
     stream = PromptStream(len(prompts), cfg.seed)
-    schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps)
+    schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
     sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
     acc_name = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
-    logger = MetricsLogger(rdir, cfg, resume_step=step)
+    logger = MetricsLogger(rdir, cfg, resume_step=step, resume_row=(state or {}).get("metrics"))
+    streak = NonFiniteStreak(rl.max_nonfinite_steps, (state or {}).get("nonfinite_streak", 0))
     bar = Progress(cfg.logging.progress, rl.max_steps, rl.max_time, step, elapsed)
     timers = PhaseTimers(clock)
+    stop, row = StopSignals(), None  # SIGTERM / Ctrl-C: finish the step, checkpoint it, raise Interrupted
+
+    def save(streak_count: int, rng=None) -> Path:  # checkpoint-<step> after the last completed step
+        with timers("checkpoint"):  # the row goes into state.json too, in case its own write fails
+            return ckpt.save(rdir, step, {"elapsed_seconds": elapsed, "data_position": position, "algorithm": alg,
+                                          "metrics": row, "nonfinite_streak": streak_count},
+                             policy, optimizer, scheduler, gens, rng=rng)
+
     try:
+        stop.install()
         while not ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
-            start = clock()
+            start, rng_before, updating = clock(), ckpt.rng_state(gens), False
             batch = stream(position, B)
-            with timers("generation"):
-                rollouts = generator.generate([prompts[i] for i in batch], n, sampling)  # G * n
+            with timers("generation"):  # the sampling seed depends on (seed, step) only: resumable
+                step_sampling = replace(sampling, seed=sampling_seed(cfg.seed, step))
+                rollouts = generator.generate([prompts[i] for i in batch], n, step_sampling)  # G * n
             with timers("scoring"):
                 rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
                 total, per_fn = score(rollouts.texts, rep(answers), {k: rep(v) for k, v in cols.items()},
                                       cfg.dataset.rewards)
                 total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
             with timers("selection"):  # idx [G, k], adv [G, k]
-                idx, adv = plan_update(total, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
+                bad_rewards = nonfinite_rewards(total, per_fn)  # NaN/inf rewards: the step is skipped
+                usable = total.nan_to_num(0.0, 0.0, 0.0) if bad_rewards else total
+                idx, adv = plan_update(usable, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
                                        generator=gens["select"])
             if hasattr(policy, "train"):
                 policy.train()
+            updating = True  # from here on the step in progress changes the weights
             with timers("update"):
                 stats = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, timers)
                 clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
                 lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
-                optimizer.step()
-                scheduler.step()
+                skipped = bad_rewards or nonfinite_reason(stats["loss"], grad_norm)
+                if skipped is None:  # a NaN/inf reward, loss or gradient norm: no optimizer step
+                    optimizer.step()
+                    scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
-            with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
-                generator.update_weights(policy)
+            if not stop.requested:  # stopping after this step; a signal may have ended the engine process too
+                with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
+                    generator.update_weights(policy)
             step, position = step + 1, position + B
             step_seconds = clock() - start
             elapsed += step_seconds
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
                    "optimizer_steps": scheduler.optimizer_steps, "algorithm": alg, "lr": lr,
-                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm)}
+                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm),
+                   "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {})}
             if on_step is not None:
                 row.update(on_step(row, policy, generator) or {})
-            stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)
-            if schedule.due(step, elapsed, *last_saved) or (stopping and rl.save_final):
-                with timers("checkpoint"):
-                    ckpt.save(rdir, step, {"elapsed_seconds": elapsed, "data_position": position,
-                                           "algorithm": alg}, policy, optimizer, scheduler, gens)
-                last_saved = (step, elapsed)
             row.update(timers.pop())
             row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
+            stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)
+            if schedule.due(step, elapsed, *last_saved, stopping=stopping, interrupted=stop.requested):
+                resume_from, last_saved = save(streak.count + (skipped is not None)), (step, elapsed)
+                row.update(timers.pop())
             logger.log(row)
             bar.update(row)
+            streak.update(step, skipped, resume_from)
+            if stop.requested:
+                raise Interrupted(stop.signum, step, resume_from)
+    except Exception as err:
+        if not stop.requested or isinstance(err, Interrupted):
+            raise
+        # the signal also ended e.g. vLLM's engine process and the step in progress failed: keep the last completed
+        # step (weights untouched by the failed one; the RNG states as they were when it began)
+        if step > last_saved[0] and not updating and schedule.due(step, elapsed, *last_saved, interrupted=True):
+            resume_from = save(streak.count, rng=rng_before)
+        raise Interrupted(stop.signum, step, resume_from, f" (step {step + 1} failed once the signal came: "
+                          f"{type(err).__name__}: {err})") from err
     finally:
+        stop.restore()
         bar.close()
         logger.close()
     return rdir

@@ -1,11 +1,12 @@
 """The two interfaces every backend implements: `Generator` (sampling) and `Policy` (training).
 
-The trainer only talks to these. Prompts and completions travel as unpadded token-id lists, so a
+The trainer only talks to these (and `sampling_seed(seed, step)`, the per-step sampling seed). Prompts and completions travel as unpadded token-id lists, so a
 transformers policy can train on rollouts sampled by vLLM and vice versa.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -23,6 +24,19 @@ class Sampling:
     temperature: float = 0.9  # 0 means greedy
     top_p: float = 1.0  # nucleus sampling mass
     seed: int | None = None  # per-call seed (None: the generator's own RNG stream)
+
+
+def sampling_seed(seed: int, step: int) -> int:
+    """The sampling seed of training step `step` (0-based) of a run with seed `seed`: a pure function.
+
+    The trainer passes it as `Sampling(seed=...)` to every backend, so a resumed run samples step k
+    exactly as the uninterrupted run did, whatever the engine's own RNG state (vLLM's is not
+    checkpointed). The first 62 bits of SHA-256("pods-sampling:<seed>:<step>"): distinct per (seed,
+    step), far apart, and small enough that a backend's per-completion offsets (vLLM: seed + g * n + j)
+    stay below 2**63.
+    """
+    digest = hashlib.sha256(f"pods-sampling:{int(seed)}:{int(step)}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 2
 
 
 @runtime_checkable

@@ -38,7 +38,7 @@ def test_exit_codes():
     assert exit_code(signal.SIGINT) == 0 and exit_code(signal.SIGTERM) == 143
     assert exit_code(signal.SIGINT, second=True) == 130
     err = Interrupted(signal.SIGTERM, 7, "runs/x/checkpoint-7")
-    assert err.exit_code == 143 and str(err) == "stopped by SIGTERM after step 7; runs/x/checkpoint-7 holds it"
+    assert err.exit_code == 143 and str(err) == "stopped by SIGTERM after step 7; the run resumes from runs/x/checkpoint-7"
 
 
 def test_nonfinite_reason_and_streak():
