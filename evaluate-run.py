@@ -19,13 +19,14 @@ import hydra
 from omegaconf import DictConfig
 
 from pods.evaluation import evaluate_run
+from pods.io import WriteError
 
 
 @hydra.main(config_path="config", config_name="evaluate", version_base=None)
 def main(cfg: DictConfig) -> None:
     try:
         results = evaluate_run(cfg.run_dir, cfg)
-    except (ValueError, FileNotFoundError) as err:
+    except (ValueError, FileNotFoundError, WriteError) as err:  # WriteError: "no space left on device: <path>"
         print(f"evaluate-run.py: {err}", file=sys.stderr)
         sys.exit(2)
     for entry in results.entries():

@@ -30,8 +30,8 @@ import os
 import random
 import re
 import shutil
+import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -196,9 +196,8 @@ def verify(checkpoint: Path) -> list[str]:
     for checkpoints written before manifests existed, a missing file or unreadable state.json."""
     checkpoint = Path(checkpoint)
     problems = manifest.check(checkpoint)
-    if problems is None:  # no manifest: an older checkpoint (or its manifest was lost)
-        problems = [f"{name} is missing" for name in ("state.json", "trainer.pt", "rng.pt", "policy")
-                    if not (checkpoint / name).exists()]
+    if problems is None:  # no manifest: an older checkpoint (or its manifest was lost); resume also loads it
+        problems = [f"{name} is missing" for name in ("state.json", "policy") if not (checkpoint / name).exists()]
         if not problems and not list((checkpoint / "policy").glob("*.safetensors")):
             problems.append("policy/ holds no *.safetensors weights")
     if not problems:
@@ -211,7 +210,11 @@ def verify(checkpoint: Path) -> list[str]:
     return problems
 
 
-def intact(run_dir: Path, warn=warnings.warn) -> list[Path]:
+def warn_stderr(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr, flush=True)
+
+
+def intact(run_dir: Path, warn=warn_stderr) -> list[Path]:
     """The run's checkpoints that pass `verify`, by step; `warn` is called for each damaged one."""
     out = []
     for path in checkpoints(run_dir):
@@ -228,7 +231,7 @@ class CheckpointError(RuntimeError):
 
 
 def resume(run_dir: Path, policy, optimizer=None, scheduler=None, generators=None,
-           warn=warnings.warn) -> tuple[Path | None, dict | None]:
+           warn=warn_stderr) -> tuple[Path | None, dict | None]:
     """Load the newest intact checkpoint: (its path, state.json), or (None, None) when the run has none.
 
     A damaged checkpoint (see `verify`; one without a manifest also when it fails to load) is

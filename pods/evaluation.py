@@ -93,13 +93,11 @@ def sample_answers(generator, prompt_ids: Sequence[list[int]], sampling: Samplin
 
 
 def complete_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
-    """[(step, dir)] of complete checkpoints (with state.json and policy/), in step order."""
-    out = []
-    for d in Path(run_dir).iterdir():
-        step = checkpoint_step(d.name)
-        if step is not None and d.is_dir() and (d / "state.json").is_file() and (d / "policy").is_dir():
-            out.append((step, d))
-    return sorted(out)
+    """[(step, dir)] of intact checkpoints in step order (pods.checkpoint.intact: damaged ones are
+    skipped with a warning naming them)."""
+    from pods.checkpoint import intact
+
+    return [(checkpoint_step(d.name), d) for d in intact(Path(run_dir))]
 
 
 def eval_datasets(eval_cfg, run_cfg) -> list[dict]:

@@ -108,14 +108,28 @@ def test_failed_write_keeps_previous_file(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["eval_results.json"]  # no temp file left
 
 
-def test_complete_checkpoints_skips_partial(tmp_path):
-    for step, complete in [(50, True), (5, True), (75, False)]:
-        d = tmp_path / f"checkpoint-{step}"
-        (d / "policy").mkdir(parents=True)
-        if complete:
-            (d / "state.json").write_text("{}")
-    (tmp_path / ".checkpoint-100.tmp").mkdir()
+def test_complete_checkpoints_skips_partial_and_damaged_ones_with_a_warning(tmp_path, capsys):
+    from safetensors.torch import save_file
+
+    from pods import checkpoint as ck
+
+    class Policy:
+        def trainable_parameters(self):
+            return [torch.ones(2)]
+
+        def save(self, path):
+            path.mkdir(parents=True)
+            save_file({"w": torch.ones(2)}, path / "model.safetensors")
+
+    for step in (50, 5, 20):
+        ck.save(tmp_path, step, {"elapsed_seconds": float(step)}, Policy())
+    (tmp_path / "checkpoint-20" / "policy" / "model.safetensors").write_bytes(b"")  # damaged later
+    (tmp_path / "checkpoint-75" / "policy").mkdir(parents=True)  # no state.json: incomplete
+    (tmp_path / ".tmp-checkpoint-100").mkdir()
     assert [s for s, _ in complete_checkpoints(tmp_path)] == [5, 50]
+    err = capsys.readouterr().err
+    assert "skipping damaged" in err and "checkpoint-20: policy/model.safetensors: 0 bytes" in err
+    assert "checkpoint-75: state.json is missing" in err
 
 
 def test_nan_metric_rejected(tmp_path):
