@@ -16,7 +16,8 @@ Layout of `checkpoints/<run_name>/checkpoint-<step>/` (a contract for evaluation
 A checkpoint is written into `.tmp-checkpoint-<step>` and renamed when complete, so a crash never
 leaves a directory named `checkpoint-<step>` that is incomplete; a temp dir left by a crash is
 removed at the next start (`clean_stale`). A checkpoint damaged later (truncated or missing file)
-fails `verify`; `resume` then warns, leaves it in place and takes the next older one.
+fails `verify`; `resume` then warns, leaves it in place and takes the next older one; when the
+resumed run saves that step again, the damaged copy is renamed `checkpoint-<step>.damaged`.
 Checkpoints written before manifests existed are checked for their files and trusted if they load.
 `elapsed_seconds` is training time (model loading and checkpoint writing excluded), so
 time-based saving continues seamlessly after a resume.
@@ -148,6 +149,8 @@ def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, schedule
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     with writing(final):
+        if final.exists() and verify(final):  # damaged (a resume skipped it): keep it for inspection
+            os.replace(final, _free_name(run_dir, f"{final.name}.damaged"))
         if final.exists():  # re-saving the same step (e.g. a resumed run's final save): replace it
             old = run_dir / f".old-checkpoint-{step}"
             os.replace(final, old)
@@ -156,6 +159,13 @@ def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, schedule
         else:
             os.replace(tmp, final)
     return final
+
+
+def _free_name(run_dir: Path, name: str) -> Path:
+    path, i = run_dir / name, 1
+    while path.exists():
+        path, i = run_dir / f"{name}-{i}", i + 1
+    return path
 
 
 def _torch_save(obj, path: Path, name: Path) -> None:

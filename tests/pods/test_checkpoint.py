@@ -233,3 +233,13 @@ def test_a_full_disk_during_a_save_names_the_file_and_keeps_the_previous_checkpo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint-2", "checkpoint-4"]  # temp dir removed
     policy = FakePolicy()
     assert ck.resume(tmp_path, policy, warn=pytest.fail)[0].name == "checkpoint-4" and float(policy.w) == 4.0
+
+
+def test_saving_over_a_damaged_checkpoint_keeps_the_damaged_copy(tmp_path):
+    _two_checkpoints(tmp_path)
+    (tmp_path / "checkpoint-4" / "rng.pt").write_bytes(b"x")
+    ck.save(tmp_path, 4, {"elapsed_seconds": 4.5}, FakePolicy(4.5))  # the resumed run reaches step 4 again
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint-2", "checkpoint-4", "checkpoint-4.damaged"]
+    assert ck.verify(tmp_path / "checkpoint-4") == [] and ck.read_state(tmp_path / "checkpoint-4")["elapsed_seconds"] == 4.5
+    assert (tmp_path / "checkpoint-4.damaged" / "rng.pt").read_bytes() == b"x"
+    assert [p.name for p in ck.checkpoints(tmp_path)] == ["checkpoint-2", "checkpoint-4"]
