@@ -117,8 +117,9 @@ def set_rng_state(state: dict, extra: dict[str, torch.Generator] | None = None) 
 
 
 def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, scheduler=None,
-         generators: dict[str, torch.Generator] | None = None) -> Path:
+         generators: dict[str, torch.Generator] | None = None, rng: dict | None = None) -> Path:
     """Write checkpoint-<step> atomically; `state` must hold elapsed_seconds (+ anything JSON-able).
+    rng: RNG states to store (`rng_state(generators)` taken earlier); None: the current ones.
 
     Refuses (NonFiniteError) when a trainable weight holds NaN/inf. A failed write raises
     pods.io.WriteError naming the file ("no space left on device: <run>/checkpoint-5/trainer.pt"),
@@ -140,7 +141,7 @@ def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, schedule
         _torch_save({"optimizer": optimizer.state_dict() if optimizer is not None else None,
                      "scheduler": scheduler.state_dict() if scheduler is not None else None},
                     tmp / "trainer.pt", final / "trainer.pt")
-        _torch_save(rng_state(generators), tmp / "rng.pt", final / "rng.pt")
+        _torch_save(rng if rng is not None else rng_state(generators), tmp / "rng.pt", final / "rng.pt")
         with writing(final / "state.json"):
             (tmp / "state.json").write_text(json.dumps({"step": step, **state, "saved_at": time.time()}, indent=1))
         with writing(final / manifest.MANIFEST):

@@ -216,3 +216,40 @@ def test_a_warm_start_is_stored_relative_to_the_project(tmp_path, monkeypatch, t
     monkeypatch.setattr(pods.warmstart, "ensure_warmstart", lambda ws: Path(tiny_model_dir.name))
     run_dir = run(tmp_path, monkeypatch, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
     assert OmegaConf.load(run_dir / "config.yaml").model.name == tiny_model_dir.name
+
+
+def test_a_step_that_fails_after_the_signal_loses_only_itself(tmp_path, monkeypatch):
+    """Slurm and Ctrl-C signal every process of the job: vLLM's engine process then shuts down and the
+    step in progress fails. The last completed step is checkpointed and the resumed run is exact."""
+    import signal
+
+    import pods.backends
+    from pods.guard import Interrupted
+
+    straight = read_metrics(run(tmp_path / "straight", monkeypatch, "rl.max_steps=5", "rule=random"))
+    build, calls = pods.backends.build, []
+
+    def dying_engine(cfg):
+        policy, generator = build(cfg)
+        real = generator.generate
+
+        def generate(prompts, n, sampling):
+            calls.append(1)
+            if len(calls) == 3:
+                os.kill(os.getpid(), signal.SIGTERM)
+                raise RuntimeError("EngineDeadError: the engine process got the signal too")
+            return real(prompts, n, sampling)
+
+        generator.generate = generate
+        return policy, generator
+
+    monkeypatch.setattr(pods.backends, "build", dying_engine)
+    with pytest.raises(Interrupted, match=r"stopped by SIGTERM after step 2 \(step 3 failed once the signal came: "
+                                          r"RuntimeError: EngineDeadError.*the run resumes from .*checkpoint-2") as err:
+        run(tmp_path, monkeypatch, "rl.max_steps=5", "rule=random")
+    assert err.value.exit_code == 143 and [p.name for p in ck.intact(tmp_path / "t")] == ["checkpoint-2"]
+    monkeypatch.setattr(pods.backends, "build", build)
+    resumed = read_metrics(run(tmp_path, monkeypatch, "rl.max_steps=5", "rule=random"))
+    assert [r["step"] for r in resumed] == [1, 2, 3, 4, 5]
+    for a, b in zip(resumed, straight):
+        assert a["loss"] == pytest.approx(b["loss"], rel=1e-5, abs=1e-7) and a["data_position"] == b["data_position"]
