@@ -86,6 +86,11 @@ def _umask() -> int:
     return mask
 
 
+def new_dir_mode() -> int:
+    """The mode `mkdir` gives a new directory: 0777 minus the umask (tempfile.mkdtemp makes 0700)."""
+    return 0o777 & ~_umask()
+
+
 def new_file_mode(path: str | Path) -> int:
     """The mode `open(path, "w")` would leave: the existing file's, else 0666 minus the umask."""
     try:

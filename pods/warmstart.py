@@ -30,6 +30,7 @@ from pathlib import Path
 
 import torch
 
+from pods.io import new_dir_mode
 from pods.models import byte_tokenizer, tiny_causal_lm
 
 
@@ -183,6 +184,7 @@ def ensure_warmstart(cfg, log=print) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{s.key()}.", dir=cache_dir))
     try:
+        os.chmod(tmp, new_dir_mode())  # shareable like any directory, not mkdtemp's private 0700
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
         (tmp / "warmstart.json").write_text(json.dumps(info, indent=1))

@@ -1,6 +1,8 @@
 """pods.warmstart: settings validation, early stop at the target, the cache (hash, reuse, atomic)."""
 
 import json
+import os
+import stat
 
 import pytest
 
@@ -42,6 +44,9 @@ def test_warmstart_trains_to_target_and_caches(tmp_path, monkeypatch):
     assert all(h["greedy_acc"] < 1.0 for h in info["history"][:-1])  # stopped at the first hit
     assert (path / "config.json").is_file() and (path / "tokenizer.json").is_file()
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary dirs left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o777 & ~umask  # shareable, not mkdtemp's 0700
 
     monkeypatch.setattr(ws, "train", lambda *a, **k: pytest.fail("cached warm start was retrained"))
     assert ws.ensure_warmstart(cfg, log=lambda *a: None) == path
