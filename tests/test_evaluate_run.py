@@ -120,3 +120,25 @@ def test_cli_rejects_missing_run_dir(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={tmp_path}", *EVAL],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and "no config.yaml" in proc.stderr
+
+
+def test_cli_reports_a_failed_results_write_and_keeps_the_previous_results(run_dir, tmp_path):
+    """A write the OS refuses (a file size limit: EFBIG, like a full disk) ends with exit code 2, the cause
+    and the path; the results written before stay as they were."""
+    import resource
+    import signal
+
+    out = tmp_path / "results.json"
+    evaluate_run(run_dir, eval_cfg(f"output={out}", "repeats=1", "base=false"), log=lambda *a: None)
+    before = out.read_bytes()
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (len(before) + 8, len(before) + 8))
+
+    proc = subprocess.run([sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={run_dir}", *EVAL,
+                           f"output={out}", "base=false"], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          preexec_fn=limit)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert f"evaluate-run.py: file too large: {out}" in proc.stderr and "Traceback" not in proc.stderr
+    assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]

@@ -108,6 +108,26 @@ def test_failed_write_keeps_previous_file(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["eval_results.json"]  # no temp file left
 
 
+def test_a_full_disk_names_the_results_file_and_keeps_it(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from pods.io import WriteError
+
+    path = tmp_path / "eval_results.json"
+    r = ResultsFile(path, {})
+    r.add("base", "arith", 0, M, step=0, elapsed_seconds=0.0)
+    before = path.read_text()
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(WriteError, match=f"^no space left on device: {path}$"):
+        r.add("base", "arith", 1, M, step=0, elapsed_seconds=0.0)
+    assert path.read_text() == before and [p.name for p in tmp_path.iterdir()] == ["eval_results.json"]
+
+
 def test_complete_checkpoints_skips_partial_and_damaged_ones_with_a_warning(tmp_path, capsys):
     from safetensors.torch import save_file
 
