@@ -14,7 +14,10 @@ progress, saves a checkpoint of it and raises `Interrupted`, which train.py turn
 saying how to resume and exit code 0 (SIGINT: the user stopped it) or 143 = 128 + SIGTERM
 (schedulers such as Slurm treat it as preempted / requeue-able). A second signal exits at once
 with 128 + its number (130 or 143), without saving: the run resumes from its last checkpoint,
-and a half-written checkpoint directory is removed at the next start.
+and a half-written checkpoint directory is removed at the next start. The same signal again
+within DUPLICATE_SECONDS of the first is one event delivered twice, not a second signal:
+`uv run` passes a Ctrl-C on to its child ~0.2 s after the terminal already did (uv 0.13,
+measured), and a scheduler may signal the launcher and the trainer alike.
 """
 
 from __future__ import annotations
@@ -23,10 +26,12 @@ import math
 import os
 import signal
 import threading
+import time
 
 import torch
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+DUPLICATE_SECONDS = 1.0  # the same signal again sooner than this counts as the first one delivered twice
 
 
 def exit_code(signum: int, second: bool = False) -> int:
@@ -54,6 +59,7 @@ class StopSignals:
 
     def __init__(self):
         self.signum: int | None = None
+        self._first = 0.0  # time.monotonic() of the first signal
         self._previous: dict = {}
 
     @property
@@ -78,8 +84,11 @@ class StopSignals:
 
     def _handle(self, signum, frame) -> None:
         name = signal.Signals(signum).name
+        now = time.monotonic()
+        if self.signum == signum and now - self._first < DUPLICATE_SECONDS:
+            return  # the first signal delivered again (e.g. by `uv run` and the terminal)
         if self.signum is None:
-            self.signum = signum
+            self.signum, self._first = signum, now
             _say(f"\n{name} received: finishing the step in progress, then saving a checkpoint and stopping "
                  f"(send it again to exit at once without saving)\n")
             return

@@ -81,11 +81,11 @@ def test_a_signal_checkpoints_the_step_in_progress_and_the_same_command_resumes_
 
 
 def test_a_second_signal_exits_at_once_without_saving(tmp_path):
-    proc = launch(tmp_path, "rl.n=256", "rl.prompts_per_step=16", "rl.micro_batch_size=128", "rl.max_steps=50")
+    proc = launch(tmp_path, "rl.n=1024", "rl.prompts_per_step=16", "rl.micro_batch_size=512", "rl.max_steps=50")
     run_dir = tmp_path / "r"
-    wait_for_rows(run_dir, proc)  # steps take ~1 s here: both signals land inside one step
+    wait_for_rows(run_dir, proc)  # steps take ~5 s here: both signals land inside one step
     proc.send_signal(signal.SIGTERM)
-    time.sleep(0.3)
+    time.sleep(1.5)  # a repeat within 1 s would count as the same signal delivered twice
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143 and "second signal (SIGTERM): exiting now without saving" in err, err[-3000:]
@@ -114,3 +114,19 @@ def test_a_write_the_os_refuses_ends_with_cause_and_path_and_loses_nothing(tmp_p
     trainer.train(compose_cfg(args(tmp_path, *full, "rl.max_steps=4")))  # space again: the same run resumes
     assert [r["step"] for r in read_metrics(run_dir)] == [1, 2, 3, 4]
     assert [p.name for p in ck.intact(run_dir)] == ["checkpoint-2", "checkpoint-4"]
+
+
+@pytest.mark.skipif(__import__("shutil").which("uv") is None, reason="uv is not on PATH")
+def test_ctrl_c_through_uv_run_saves_the_step_in_progress(tmp_path):
+    """Ctrl-C in a terminal signals the whole process group (uv and python), and uv passes it on again
+    ~0.2 s later: the trainer must count that as one Ctrl-C, save and exit 0."""
+    proc = subprocess.Popen(["uv", "run", "--no-sync", "python", "train.py", *args(tmp_path, *FAST)], cwd=ROOT,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, "PODS_THREADS": "1"})
+    run_dir = tmp_path / "r"
+    wait_for_rows(run_dir, proc)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0 and "second signal" not in err, err[-3000:]
+    k = read_metrics(run_dir)[-1]["step"]
+    assert f"stopped by SIGINT after step {k}" in err and [p.name for p in ck.intact(run_dir)] == [f"checkpoint-{k}"]
