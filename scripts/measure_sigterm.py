@@ -15,7 +15,6 @@ the mean step time of the run so far; then min / median / max.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import statistics
@@ -26,20 +25,9 @@ import threading
 import time
 from pathlib import Path
 
+from pods.logging import read_metrics
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def rows(run_dir: Path) -> list[dict]:
-    path = run_dir / "metrics.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            pass
-    return out
 
 
 def trial(out: Path, after: int, threads: int | None, extra: list[str]) -> dict:
@@ -48,7 +36,7 @@ def trial(out: Path, after: int, threads: int | None, extra: list[str]) -> dict:
            "evaluation=null", *extra]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     run_dir = out / "r"
-    while len(rows(run_dir)) < after:
+    while len(read_metrics(run_dir)) < after:
         if proc.poll() is not None:
             raise SystemExit(f"train.py ended before step {after}:\n{proc.stderr.read()[-3000:]}")
         time.sleep(0.01)
@@ -62,7 +50,7 @@ def trial(out: Path, after: int, threads: int | None, extra: list[str]) -> dict:
     reader.join(timeout=10)
     err = "".join(x for _, x in lines)
     said = next((t for t, x in lines if x.startswith("stopped by SIGTERM")), None)
-    logged = rows(run_dir)
+    logged = read_metrics(run_dir)
     manifest = run_dir / f"checkpoint-{logged[-1]['step']}" / "manifest.json"
     if proc.returncode != 143:
         raise SystemExit(f"exit code {proc.returncode}, expected 143:\n{err[-3000:]}")
