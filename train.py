@@ -16,6 +16,7 @@ device: <path>"), non-finite steps, or no intact checkpoint; 130 / 143 a second 
 
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -42,6 +43,8 @@ def main(cfg: DictConfig) -> None:
     try:
         run_dir = train(cfg)
     except Interrupted as stop:
+        # exiting now: a late copy of the same signal (`uv run` passes Ctrl-C on again) must not turn 0 into 130
+        signal.signal(stop.signum, signal.SIG_IGN)
         print(f"{stop}; {resume_hint()}", file=sys.stderr)
         sys.exit(stop.exit_code)
     except WriteError as err:
