@@ -302,8 +302,8 @@ def _comparable(cfg: dict) -> dict:
 
 
 def check_run_dir(cfg, path: Path) -> None:
-    """Raise ConfigError if `path` already holds a different run's config, or a run that saved nothing
-    (rl.save_strategy=no, rl.save_final=false) and so can neither be continued nor rerun over."""
+    """Raise ConfigError if `path` already holds a different run's config, or (with resume=true) a run
+    that saved nothing (rl.save_strategy=no, rl.save_final=false) and so cannot be continued."""
     saved = path / "config.yaml"
     if not saved.exists():
         return
@@ -320,11 +320,11 @@ def check_run_dir(cfg, path: Path) -> None:
 
     rl = cfg.rl
     rows = read_metrics(path)
-    if rl.save_strategy == "no" and not rl.save_final and rows and latest(path) is None:
+    if cfg.resume and rl.save_strategy == "no" and not rl.save_final and rows and latest(path) is None:
         raise ConfigError(
             f"{path} holds {len(rows)} logged steps of a run that saved no checkpoint (rl.save_strategy=no, "
-            "rl.save_final=false): it cannot be continued, and training again would replace its metrics. "
-            f"Choose another run_name=NAME, or move {path / 'metrics.jsonl'} aside to train it again."
+            "rl.save_final=false), so it cannot be continued. Choose another run_name=NAME, or set "
+            "resume=false to train it again from step 0 (its metrics.jsonl is kept as metrics.restarted-<time>.jsonl)."
         )
     if cfg.optim.scheduler != "constant":  # its curve is sized by the run length (pods.schedule)
         new = to_container(cfg)["rl"]

@@ -40,8 +40,8 @@ PHASES = ("generation", "scoring", "update", "weight_sync", "step")
 def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path) -> list[str]:
     """Hydra overrides of config/train.yaml for one variant of the check."""
     backend, lora = VARIANTS[variant]
-    run = [f"backend={backend}", f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=steps",
-           "rl.save_steps=1000000", "rl.save_final=false", "logging.progress=false", "resume=false",
+    run = [f"backend={backend}", f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no",
+           "rl.save_final=false", "logging.progress=false", "resume=false",
            f"output_root={out_dir}", f"run_name={variant}", "rl.n=8", "rl.m=4", "rl.temperature=1.0"]
     if tiny:  # the CPU demo's warm-started tiny model (heads=2: a head size vLLM's CPU kernels have)
         run += ["experiment=demo", "evaluation=null", "warmstart.heads=2", "warmstart.kv_heads=1",

@@ -205,9 +205,11 @@ def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metri
     pc.check_run_dir(cfg, run)  # nothing logged yet
     (run / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
     with pytest.raises(pc.ConfigError, match=r"holds 2 logged steps of a run that saved no checkpoint.*another "
-                                             r"run_name=NAME, or move .*metrics.jsonl aside"):
+                                             r"run_name=NAME, or set resume=false to train it again"):
         pc.check_run_dir(cfg, run)
     assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n{"step": 2}\n'
+    cfg.resume = False  # start over on purpose: allowed (the trainer keeps the old rows aside)
+    pc.check_run_dir(cfg, run)
 
 
 def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):

@@ -191,6 +191,8 @@ def test_a_run_that_saves_nothing_is_explicit_and_a_rerun_never_replaces_its_met
     with pytest.raises(ConfigError, match="saved no checkpoint"):
         run(tmp_path, monkeypatch, *explicit)
     assert (run_dir / "metrics.jsonl").read_text() == before
+    run(tmp_path, monkeypatch, *explicit, "resume=false")  # starting over on purpose keeps the old rows aside
+    assert [p.read_text() for p in run_dir.glob("metrics.restarted-*.jsonl")] == [before]
     with pytest.raises(ConfigError, match="the trained model would be thrown away"):
         run(tmp_path / "b", monkeypatch, "rl.max_steps=2", "rl.save_final=false")  # save_steps=100 > 2
 

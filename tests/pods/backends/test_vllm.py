@@ -214,9 +214,10 @@ def test_build_rejects_unsupported_cpu_head_size_and_rank(tmp_path):
 
 
 def test_training_with_vllm_resumes_exactly_like_an_uninterrupted_run(tmp_path, monkeypatch):
-    """Stop after step 2 (a fresh process and engine take over, as after a kill) and resume: every step
-    samples and trains as in the uninterrupted run, because step k's sampling seed is
-    sampling_seed(seed, k) rather than the engine's own RNG stream (which is not checkpointed)."""
+    """Stop after step 2 (a fresh engine takes over, as after a kill) and resume: every step samples and
+    trains as in the uninterrupted run. Step k's sampling seed is sampling_seed(seed, k), not the
+    engine's own RNG stream (which is not checkpointed). Measured before the engine moved in-process:
+    with the engine core in its own process this test failed at step 3 without the per-step seed."""
     import sys
     from pathlib import Path
 
@@ -228,8 +229,6 @@ def test_training_with_vllm_resumes_exactly_like_an_uninterrupted_run(tmp_path, 
 
     patch_task(monkeypatch)
     skip_reward_check(monkeypatch)
-    # the engine core in its own process, as on a GPU: its RNG is not the trainer's (checkpointed) one
-    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "1")
     vllm = ["backend=vllm", "backend.device=cpu", "backend.enforce_eager=true", "backend.dtype=float32",
             "backend.max_lora_rank=8", "model.lora.rank=8", "model.tiny.heads=2", "model.tiny.kv_heads=1",
             "rl.max_completion_tokens=8", "rl.save_steps=2", "rule=random"]
