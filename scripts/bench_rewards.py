@@ -1,7 +1,14 @@
-"""Benchmark the verifiers: completions per second on typical and on adversarial completions.
+"""Benchmark the verifiers: completions per second on real, typical and adversarial completions.
 
-    uv run python scripts/bench_rewards.py                 # table on stdout
+    uv run python scripts/bench_rewards.py                 # tables on stdout
     uv run python scripts/bench_rewards.py --json out.json # also write the numbers
+    uv run python scripts/bench_rewards.py --examples /work/shared/paper-examples/examples.jsonl.gz
+
+Real completions (`--examples`, default `../shared/paper-examples/examples.jsonl.gz` next to the
+repository): the paper's 1,653 model outputs (GSM8K, MATH-500, AMC23), each scored by the verifier
+of its dataset (`gsm8k`; `math` for MATH-500 and AMC23). `cold` clears the math verifier's caches
+before every pass over the file (each distinct (answer, reference) pair pays for sympy once per
+pass), `cached` keeps them. Without the file the script says it is absent and skips these rows.
 
 Typical completions: ~1 KB of reasoning in <think> tags plus an answer block, half right, half
 wrong, answers in the formats of each dataset (for `math` a third need sympy, the rest are decided
@@ -16,7 +23,10 @@ and warmed up before timing. Adversarial inputs are timed cold, one call each.
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 import time
+from pathlib import Path
 
 
 import rewards  # noqa: E402
@@ -80,15 +90,51 @@ def rate(fn, completions, answers, min_seconds: float = 1.0, cold: bool = True) 
             return done / elapsed
 
 
+# The paper's real completions (see /work/shared/paper-examples/README.md), next to the repository.
+DEFAULT_EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "paper-examples" / "examples.jsonl.gz"
+
+
+def load_examples(path: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """{verifier name: (completions, references)} from the paper-examples file."""
+    by_reward: dict[str, tuple[list[str], list[str]]] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            completions, answers = by_reward.setdefault(rewards.DATASET_REWARD[row["dataset"]], ([], []))
+            completions.append(row["completion"])
+            answers.append(row["answer"])
+    return by_reward
+
+
+def bench_examples(path: Path, seconds: float) -> dict:
+    """Completions per second of each dataset's verifier on the real completions (cold and cached)."""
+    if not path.is_file():
+        print(f"real completions: {path} is absent; skipping them (pass --examples PATH)")
+        return {}
+    results = {}
+    print(f"real completions from {path}")
+    print(f"{'verifier':<11} {'completions':>11} {'cold /s':>10} {'cached /s':>10}")
+    for name, (completions, answers) in sorted(load_examples(path).items()):
+        fn = rewards.get(name)
+        cold = rate(fn, completions, answers, seconds)
+        cached = rate(fn, completions, answers, seconds, cold=False)
+        results[name] = {"completions": len(completions), "cold_per_s": cold, "cached_per_s": cached}
+        print(f"{name:<11} {len(completions):>11} {cold:>10.0f} {cached:>10.0f}")
+    print()
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--batch", type=int, default=240, help="typical completions per call")
     parser.add_argument("--seconds", type=float, default=1.0, help="minimum timing per measurement")
     parser.add_argument("--json", default=None, help="also write the results to this JSON file")
+    parser.add_argument("--examples", type=Path, default=DEFAULT_EXAMPLES,
+                        help="the paper's real completions (examples.jsonl.gz); skipped when absent")
     args = parser.parse_args()
 
     math_answer._math_verify_module()  # import + warm-up outside the timings
-    results = {}
+    results = {"real": bench_examples(args.examples, args.seconds), "synthetic": {}}
     print(f"{'verifier':<11} {'typical /s':>11} {'cached /s':>10} {'adversarial /s':>15} {'worst adversarial ms':>21}")
     for name in rewards.names():
         fn = rewards.get(name)
@@ -103,7 +149,7 @@ def main() -> None:
             fn([text], ["2"])
             worst = max(worst, time.perf_counter() - t0)
         adversarial = len(ADVERSARIAL) / (time.perf_counter() - start)
-        results[name] = {"typical_per_s": typical, "cached_per_s": cached, "adversarial_per_s": adversarial,
+        results["synthetic"][name] = {"typical_per_s": typical, "cached_per_s": cached, "adversarial_per_s": adversarial,
                          "worst_adversarial_s": worst}
         print(f"{name:<11} {typical:>11.0f} {cached:>10.0f} {adversarial:>15.1f} {worst * 1000:>21.1f}")
     if args.json:
