@@ -1,7 +1,8 @@
 """Chemistry correctness reward: 1.0 if the final answer matches the gold, else 0.0.
 
 The graded text is `rewards.extract.final_answer` (boxed in `<answer>` > `<answer>` block > last
-`\\boxed{}`), falling back to the last line of the completion. The gold answer decides the mode:
+`\\boxed{}` > the last statement, after degenerate repetition is collapsed). The gold answer decides
+the mode:
 
 1. Option letter (gold `B`, `(B)`, `B.`, `\\text{(B)}`): the prediction must name the same single
    letter A-J: `B`, `(b)`, `B)`, `Option B`, `Answer: B`, `B. 4.2 g` (leading letter before a
@@ -120,10 +121,7 @@ def score_one(completion: str, answer: str, tolerance: float | None = None) -> f
     try:
         if not isinstance(completion, str):
             return 0.0
-        pred = final_answer(completion)
-        if pred is None:
-            lines = completion[-MAX_ANSWER_CHARS:].strip().splitlines()
-            pred = lines[-1] if lines else ""
+        pred = final_answer(completion) or ""
         pred, gold = _unwrap(pred)[:MAX_ANSWER_CHARS], _unwrap(str(answer))
         tol = REL_TOL if tolerance is None else float(tolerance)
         letter = _LETTER_GOLD.match(gold)

@@ -1,52 +1,152 @@
-"""Answer extraction shared by every verifier: pure string functions, linear time, never raise.
+"""What "the final answer" of a completion is: decided here, once, for every verifier.
 
-- `answer_block(text)`: the content of the last `<answer>...</answer>` block (None if absent).
-- `last_boxed(text)`: the content of the last `\\boxed{...}` (or `\\fbox{...}`), with nested braces
-  matched properly, so `\\boxed{\\frac{1}{2}}` gives `\\frac{1}{2}` (the authors' code cut at the
-  first `}` and returned `\\frac{1`).
-- `last_number(text)`: the last number (`-1,234.5`, `.5`, `3/4`, `1e-3`) as a string, commas removed.
-- `final_answer(text)`: what a math/chemistry verifier should grade: a boxed answer inside the
-  answer block, else the answer block, else the last boxed, else None.
+The rule (`final(text, kind)`), applied after `collapse_repetition(text)`:
+1. the last non-empty `<answer>` block (filler such as the template's `Answer here.` is empty): closed, or opened and running to the end when the token limit
+   cut it (a trailing fragment of the closing tag such as `</` is ignored, and so is a missing `>`
+   in `<answer`); a `\\boxed{}` inside the block wins over the rest of the block;
+2. failing that, the last `\\boxed{...}` / `\\fbox{...}` of the text;
+3. failing that, the final stated answer: the last statement (a line, or a sentence of one) that
+   carries an answer of the wanted `kind`: `"number"` a digit, `"math"` a digit, a LaTeX command,
+   `=` or a letter inside maths, `"text"` any word. Lines that are only tags or tag fragments
+   (`</think>`, `answer`, `</`) are not statements. A completion whose last statement is cut off
+   inside a formula (`... equal, \\( y =`, a display just opened) was still computing: an earlier
+   statement counts only if it concludes (`therefore`, `thus`, `hence`, `so`, `answer`, `final`);
+   a cut formula with numbers (`40 + 24 =`) is itself the final statement and answers nothing.
+Several different boxed answers in that block (or in the line of the last box) conflict: no answer
+(`None`), as when nothing is found. Reading a number or an expression out of the answer text is the
+verifiers' part (`rewards.numbers`, `rewards.math_normalize`).
 
-Completions are untrusted model output (up to megabytes): these functions only use `str.find` /
-`str.rfind` and regexes without nested quantifiers, and cap how much text they look at
-(`MAX_ANSWER_CHARS`), so a 1 MB string or 10 000 nested braces costs milliseconds.
+`collapse_repetition(text)`: a model that degenerates repeats a closing tag or a group of lines
+until the token limit. A group of up to `MAX_PERIOD` lines repeated at the end is kept once (also
+when the last copy was cut off mid-line), as are runs of one tag repeated within a line, so an
+answer stated before the loop is the last one again. Blank lines and indentation are dropped.
 
-Usage: `from rewards.extract import final_answer; final_answer("<answer>\\boxed{3}</answer>") == "3"`.
+Helpers: `answer_block(text)`, `last_boxed(text)` (nested braces matched: `\\boxed{\\frac{1}{2}}` gives
+`\\frac{1}{2}`), `last_number(text)` (the last number, commas removed), `final_answer(text)` (the
+text of `final(text, "text")`).
+
+Completions are untrusted model output (up to megabytes): only `str.find`/`rfind`/`split` and
+regexes without nested quantifiers, with caps on how much is looked at, so a 1 MB string or 10 000
+nested braces costs milliseconds; nothing here raises on any string (non-strings give None).
+Usage: `final("<answer>\\boxed{3}</answer>", "math") == Final("3", "boxed")`.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 # Longest answer text handed to a verifier; longer blocks are cut to their last MAX_ANSWER_CHARS.
 MAX_ANSWER_CHARS = 4096
 # Deepest brace nesting `last_boxed` follows; deeper input is treated as malformed (no answer).
 MAX_BRACE_DEPTH = 256
-
-# How many malformed boxes (from the end) `last_boxed` skips before giving up.
+# How many malformed boxes (or empty answer blocks), from the end, are skipped before giving up.
 MAX_BOX_TRIES = 8
+# Tail first searched for the final stated answer (then MAX_ANSWER_CHARS): most answers are near the end.
+STATED_WINDOW_CHARS = 1024
+# Longest group of lines recognised as one repeated unit of a degenerate loop.
+MAX_PERIOD = 8
+# Lines (from the end) that `collapse_repetition` looks at; older lines are kept as they are.
+MAX_COLLAPSE_LINES = 20_000
 
 _BOX_COMMANDS = ("\\boxed", "\\fbox")
 # A number: optional sign, digits with optional thousands commas, optional decimals/exponent,
 # or a leading-dot decimal; optionally a simple fraction a/b. No nested quantifiers.
 _NUMBER = re.compile(r"-?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:[eE][-+]?\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?")
+# One tag repeated within a line: `</think></think></think>` -> `</think>`.
+_TAG_RUN = re.compile(r"(</?[A-Za-z]{1,16}>)(?:\s*\1)+")
+# Tags, and tag fragments a cut or a sloppy model leaves (`<answer` without `>`, `</thin`, `</`).
+_TAG = re.compile(r"</?[A-Za-z][\w-]{0,15}>|</?(?:think|answer|reason)[a-z]*(?![\w>])|</?$|</(?=\s)")
+# Lines that state nothing: tags, fragments, bare tag words ("answer", "think>", "Answer here.").
+_FILLER = re.compile(r"[\s<>/.:*#`-]*(?:(?:think|answer|reason|reasoning)(?:\s+here)?[\s<>/.:*#`-]*)*", re.I)
+_OPEN_BLOCK = re.compile(r"<answer(?![\w-])\s*>?")
+# Sentence ends inside a line: `.`/`!`/`?` then space and a capital, a backslash, `$` or `(`.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(*-])")
+_DISPLAY_OPEN = re.compile(r"(\\\[|\$\$)\s*\n\s*")
+_DISPLAY_CLOSE = re.compile(r"\s*\n\s*(\\\]|\$\$)")
+_DIGIT = re.compile(r"\d")
+_MATHY = re.compile(r"\d|\\[A-Za-z]|=|[πθ√∞≤≥±×÷]|\$[^$]*[A-Za-z]|\\\(.*[A-Za-z]")
+_WORDY = re.compile(r"\w")
+# Words that conclude: the answer of a statement holding one is final even if more text follows.
+_CONCLUSION = re.compile(r"\b(?:therefore|thus|hence|so|answer|finally|final|in total|conclude|conclusion)\b", re.I)
+# A statement cut off inside a formula: a dangling `=` or operator, or a display just opened.
+_UNFINISHED = re.compile(r"(?:[=+*/-]|\\times|\\cdot|\\div|\\\[|\$\$|\\\()\s*$")
+
+
+class Final(NamedTuple):
+    """The graded answer text and where it came from: "block", "boxed" or "stated"."""
+
+    text: str
+    source: str
+
+
+def _lines_collapsed(lines: list[str]) -> list[str]:
+    """Remove trailing repeats of a group of 1..MAX_PERIOD lines (one copy stays)."""
+    for _ in range(64):  # nested loops (`a b a b` inside `x x x`) need a few rounds
+        n, cut = len(lines), None
+        for k in range(1, MAX_PERIOD + 1):
+            if n < 2 * k:
+                break
+            last = n - 1
+            # The last line may be a copy cut off by the token limit: a prefix of its model.
+            if lines[last] != lines[last - k] and lines[last - k].startswith(lines[last]):
+                last -= 1
+            i = last
+            while i - k >= 0 and lines[i] == lines[i - k]:
+                i -= 1
+            if last - i >= k:  # at least one whole repeat after the first copy
+                cut = i + 1
+                break
+        if cut is None:
+            return lines
+        lines = lines[:cut]
+    return lines
+
+
+def collapse_repetition(text: str) -> str:
+    """text with a degenerate loop at its end kept once (see the module docstring)."""
+    if not isinstance(text, str):
+        return ""
+    end = text.rstrip()
+    if end.endswith(">") and _TAG_RUN.search(end, max(0, len(end) - 256)):  # `</think></think>...`
+        text = _TAG_RUN.sub(r"\1", text)
+    last = [line.strip() for line in text.rstrip().rsplit("\n", MAX_PERIOD + 1)]
+    if not any(line.startswith(last[-1]) for line in last[:-1]):
+        return text  # the common case: the last line repeats none of the lines before it
+    raw = text.split("\n")
+    head, tail = raw[:-MAX_COLLAPSE_LINES], raw[-MAX_COLLAPSE_LINES:]
+    lines = _lines_collapsed([s for s in (line.strip() for line in tail) if s])
+    return "\n".join(head + lines)
+
+
+def _strip_tags(block: str) -> str:
+    """Block content without tags or a trailing tag fragment (`</`, `</ans`, a lone `>`)."""
+    return _TAG.sub("\n", block).strip().rstrip(">").strip()
 
 
 def answer_block(text: str) -> str | None:
-    """Content of the last `<answer>...</answer>` block, stripped; None without a closed block.
+    """Content of the last non-empty `<answer>` block, tags removed; None without one. A block
+    holding only filler (the prompt template's `Answer here.`, tag words) counts as empty.
 
-    An opening tag without a closing tag also counts when it is the last tag in the text
-    (a completion cut by the token limit right after the answer), its content running to the end.
+    An opening tag without a closing tag counts when it is the last one (a completion cut by the
+    token limit inside its answer): its content runs to the end.
     """
     if not isinstance(text, str):
         return None
-    start = text.rfind("<answer>")
-    if start < 0:
-        return None
-    end = text.find("</answer>", start)
-    content = text[start + len("<answer>") : end if end >= 0 else len(text)]
-    return content[-MAX_ANSWER_CHARS:].strip()
+    pos = len(text)
+    for _ in range(MAX_BOX_TRIES):
+        start = text.rfind("<answer", 0, pos)
+        if start < 0:
+            return None
+        opening = _OPEN_BLOCK.match(text, start)
+        if opening is not None:
+            end = text.find("</answer", opening.end())
+            content = text[opening.end() : end if end >= 0 else len(text)][-MAX_ANSWER_CHARS:]
+            content = _strip_tags(content)
+            if content and not _FILLER.fullmatch(content):  # "Answer here." echoes the template
+                return content
+        pos = start
+    return None
 
 
 def _match_brace(text: str, open_idx: int) -> int:
@@ -70,39 +170,108 @@ def _match_brace(text: str, open_idx: int) -> int:
     return -1
 
 
-def last_boxed(text: str) -> str | None:
-    """Content of the last well-formed `\\boxed{...}` / `\\fbox{...}` (also `\\boxed 5`), else None."""
-    if not isinstance(text, str):
-        return None
+def _boxes(text: str, limit: int = MAX_BOX_TRIES) -> list[tuple[int, str]]:
+    """Up to `limit` well-formed boxes from the end: [(position, content)], last first."""
+    found: list[tuple[int, str]] = []
     pos = len(text)
     for _ in range(MAX_BOX_TRIES):
         # The last box command before `pos`, whichever spelling.
         cmd_idx, cmd = max((text.rfind(c, 0, pos), c) for c in _BOX_COMMANDS)
-        if cmd_idx < 0:
-            return None
+        if cmd_idx < 0 or len(found) >= limit:
+            break
         i = cmd_idx + len(cmd)
         if i < len(text) and text[i] == "{":
             # Only look a bounded distance ahead: an answer longer than this is not an answer.
             window = text[i : i + MAX_ANSWER_CHARS + 2]
             end = _match_brace(window, 0)
             if end >= 0:
-                return window[1:end].strip()
+                found.append((cmd_idx, window[1:end].strip()))
         elif i < len(text) and text[i] == " ":
             # `\boxed 5`: the argument is the next token.
             rest = text[i + 1 : i + 1 + 64].split()
             if rest:
-                return rest[0].rstrip("$.")
-        pos = cmd_idx  # malformed box: try the one before it
+                found.append((cmd_idx, rest[0].rstrip("$.")))
+        pos = cmd_idx  # try the one before it
+    return found
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last well-formed `\\boxed{...}` / `\\fbox{...}` (also `\\boxed 5`), else None."""
+    if not isinstance(text, str):
+        return None
+    found = _boxes(text, limit=1)
+    return found[0][1] if found else None
+
+
+def _boxed_answer(text: str, found: list[tuple[int, str]], whole: bool) -> str | None:
+    """The last box's content; None when boxes of the same answer differ (all `found` boxes of a
+    block when `whole`, else those on the last box's line)."""
+    pos, answer = found[0]
+    line_start = text.rfind("\n", 0, pos)
+    same = [c for p, c in found if whole or p > line_start]
+    if len({"".join(c.split()) for c in same}) > 1:
+        return None
+    return answer or None
+
+
+def statements(text: str) -> list[str]:
+    """The lines and sentences of text, in order, tags removed, blank and filler ones dropped."""
+    text = _DISPLAY_CLOSE.sub(r" \1", _DISPLAY_OPEN.sub(r"\1 ", text))
+    out = []
+    for line in _TAG.sub("\n", text).split("\n"):
+        for sentence in _SENTENCE_END.split(line):
+            sentence = sentence.strip()
+            if sentence and not _FILLER.fullmatch(sentence):
+                out.append(sentence)
+    return out
+
+
+_CARRIES = {"number": _DIGIT, "math": _MATHY, "text": _WORDY}
+
+
+def final(text: str, kind: str = "text") -> Final | None:
+    """The final answer of a completion (the rule in the module docstring), or None."""
+    if not isinstance(text, str):
+        return None
+    if kind not in _CARRIES:
+        raise ValueError(f"unknown answer kind {kind!r}; valid: {', '.join(_CARRIES)}")
+    text = collapse_repetition(text)
+    block = answer_block(text)
+    if block is not None:
+        found = _boxes(block) if "\\boxed" in block or "\\fbox" in block else []
+        if not found:
+            return Final(block, "block")
+        boxed = _boxed_answer(block, found, whole=True)
+        return Final(boxed, "boxed") if boxed is not None else None
+    found = _boxes(text) if "\\boxed" in text or "\\fbox" in text else []
+    if found:
+        boxed = _boxed_answer(text, found, whole=False)
+        return Final(boxed, "boxed") if boxed is not None else None
+    return _stated(text, _CARRIES[kind])
+
+
+def _stated(text: str, carries: re.Pattern) -> Final | None:
+    """The last statement that `carries` an answer (rule 3), looking at a short tail first."""
+    for window in (STATED_WINDOW_CHARS, MAX_ANSWER_CHARS):
+        said = statements(text[-window:])
+        # Cut off inside a formula (`\( y =`): still computing, so only a concluded answer counts.
+        computing = bool(said) and _UNFINISHED.search(said[-1]) is not None
+        for i in range(len(said) - 1, -1, -1):
+            if i == 0 and STATED_WINDOW_CHARS == window < len(text):
+                break  # the window's first statement may be cut: look at the longer tail
+            if carries.search(said[i]):
+                if computing and i != len(said) - 1 and not _CONCLUSION.search(said[i]):
+                    return None
+                return Final(said[i], "stated")
+        if window >= len(text):
+            break
     return None
 
 
 def final_answer(text: str) -> str | None:
-    """The graded answer: boxed in the answer block > answer block > last boxed > None."""
-    block = answer_block(text)
-    if block is not None:
-        boxed = last_boxed(block)
-        return boxed if boxed is not None else block
-    return last_boxed(text)
+    """The text of `final(text, "text")` (block, box or last statement), or None."""
+    found = final(text, "text")
+    return found.text if found is not None else None
 
 
 def last_number(text: str | None) -> str | None:

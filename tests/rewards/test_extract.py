@@ -70,8 +70,10 @@ FINAL_CASES = [
     pytest.param("<think>x</think><answer> 17", "17", id="unclosed-block"),
     # the last of two answer blocks
     pytest.param("<answer>1</answer><answer>2</answer>", "2", id="two-blocks"),
+    # without block or box: the final stated answer, the last statement
+    pytest.param("Work.\nI think it is 5", "I think it is 5", id="stated"),
     # nothing to grade
-    pytest.param("I think it is 5", None, id="none"),
+    pytest.param("", None, id="none"),
 ]
 
 

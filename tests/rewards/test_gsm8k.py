@@ -22,8 +22,8 @@ CASES = [
     pytest.param("<answer>20.0</answer>", "20", 1.0, id="dot-zero"),
     # a boxed answer inside the block wins over other numbers
     pytest.param(r"<answer>\boxed{2.5} m for 3 pieces</answer>", "2.5", 1.0, id="boxed-in-block"),
-    # the block's LAST number is graded
-    pytest.param("<answer>3 pieces of 2.5</answer>", "2.5", 1.0, id="last-in-block"),
+    # a block that begins with a number answers that number (not its last number)
+    pytest.param("<answer>3 pieces of 2.5</answer>", "2.5", 0.0, id="block-begins-with-number"),
     # without tags, the last number of the text
     pytest.param("So the answer is 27", "27", 1.0, id="no-tags-last-number"),
     # the answer block beats a later number outside it

@@ -1,0 +1,270 @@
+"""The number a final answer states, for numeric references (GSM8K; MATH/AMC answers that are numbers).
+
+`stated_number(text) -> Stated(value, why)`, on the answer text `rewards.extract.final` found (a
+block, a box's content, or the final statement). The text is first `clean`ed: `$`/`\\(`/`\\[`
+delimiters, `\\text{}` wrappers, `\\%`, degrees and spacing go; `\\frac{a}{b}` of plain numbers becomes
+`a/b`; `\\times`, `\\cdot`, `×` become `*`, `\\approx` becomes `=`. A number is `-1,234.5`, `.5` or
+`3/4`, with a unit written on or apart (`540m`, `18 dollars`; but `3x` is algebra, not 3). A number
+that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `\\sqrt{81}`, `2\\sqrt{2}`, `3(x+1)`, the left
+side of `=`) is never an answer by itself. Then, in this order:
+1. Candidates: a number right after `=`, or right after a cue (`is`, `are`, `was`, `equals`, `has`,
+   `makes`, `costs`, `takes`, `answer:`, a `:` ... optionally followed by `approximately`, `about`,
+   `a total of` ...). The last candidate is the answer ("... 9 * 2 = 18 dollars. Janet makes $18 a
+   day" gives 18; "196 has 9 divisors" gives 9).
+2. Unfinished: an `=` after the last candidate (or anywhere, without one) with nothing after it or
+   an unevaluated expression after it (`a + b = 40 + 24 =`, `x = 5100 - 320 + 7`) means the
+   completion has not answered: never evaluated, no answer ("unfinished").
+3. Conflicting: the answer joined to a different number by `and` / `or` / `,`, with at most three
+   words between (`are 0 and 36`, `y = 0 or y = 9`, `3 blue bolts and 1 white bolt`): no answer
+   ("conflict").
+4. Without candidates, a text that begins with a number answers it ("42 kilometres from the
+   station.", "150 then the 15 boxes ..."), and a short phrase (at most MAX_PHRASE_WORDS words) with
+   one distinct number answers that ("Josh made a profit of $70,000.", "They meet 42 km from P";
+   not a number in a leading "For 20 chickens, ..." or "If ..., " clause),
+   as does the last clause of a longer sentence ("Since they met after 1.5 hours, they meet 27
+   miles from A.").
+5. Anything else (rambling that merely contains numbers, word salad) has not answered ("ambiguous"),
+   or has no number at all ("none"), or only operands ("expression").
+`value` is an exact Fraction (no float tolerance). Pure functions, linear time, never raise.
+
+Usage: `stated_number("The total is $18.").value == Fraction(18)`.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import NamedTuple
+
+# Longest digit string turned into a number (guards int() on a megabyte of digits).
+MAX_DIGITS = 64
+# Longest phrase (words) whose single number counts as stated without a cue word.
+MAX_PHRASE_WORDS = 16
+# Longest answer text read (the end of it); the extraction already caps answers at 4096 chars.
+MAX_TEXT_CHARS = 4096
+
+
+_DECIMAL = re.compile(r"(-?\d+)(?:\.(\d+))?")
+
+
+class Stated(NamedTuple):
+    """The stated value (None when there is no answer) and why: "number", "none", "expression",
+    "unfinished", "conflict" or "ambiguous"."""
+
+    value: Fraction | None
+    why: str
+
+
+def to_fraction(number: str | None) -> Fraction | None:
+    """'1,234.50' / '-3/4' / '1e3' / '$5' -> exact Fraction; None if not a (reasonable) number."""
+    if number is None:
+        return None
+    s = number.replace(",", "").replace("$", "").replace(" ", "").replace("−", "-").strip().rstrip(".")
+    if not s or len(s) > MAX_DIGITS:
+        return None
+    decimal = _DECIMAL.fullmatch(s)
+    if decimal:  # fast exact path for `-12.50`: Fraction(str) parses much more slowly
+        whole, digits = decimal[1], decimal[2] or ""
+        return Fraction(int(whole + digits), 10 ** len(digits)) if digits else Fraction(int(whole))
+    try:
+        if "/" in s:
+            num, den = s.split("/", 1)
+            value = Fraction(num) / Fraction(den)
+        else:
+            value = Fraction(s)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value
+
+
+_REPLACEMENTS = [
+    ("\\left", ""), ("\\right", ""), ("\\displaystyle", ""),
+    ("\\$", " "), ("$", " "), ("\\(", " "), ("\\)", " "), ("\\[", " "), ("\\]", " "),
+    ("^{\\circ}", " "), ("^\\circ", " "), ("\\circ", " "), ("°", " "), ("\\degree", " "), ("\\%", " "), ("%", " "),
+    ("\\times", " * "), ("\\cdot", " * "), ("×", " * "), ("·", " * "), ("∗", " * "), ("\\div", " / "), ("÷", " / "),
+    ("\\approx", " = "), ("≈", " = "), ("\\simeq", " = "), ("−", "-"), ("–", "-"),
+    ("²", "^2"), ("³", "^3"), ("¹", "^1"), ("⁴", "^4"),
+    ("\\leq", " < "), ("\\geq", " < "), ("\\neq", " < "), ("\\le", " < "), ("\\ge", " < "), ("\\ne", " < "),
+    ("≤", " < "), ("≥", " < "), ("≠", " < "), ("\\pm", " < "), ("±", " < "), (">", " < "),
+]
+_REPLACE = dict(_REPLACEMENTS)
+_REPLACE_RE = re.compile("|".join(re.escape(k) for k in sorted(_REPLACE, key=len, reverse=True)))
+_SHORT_FRAC = re.compile(r"\\frac\s*(\d)\s*(\d)")
+_SIMPLE = re.compile(r"\s*(?:\\?\$)?\s*(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)\s*\.?\s*")
+_ANGLED = re.compile(r"<\s*(-?\d[\d,.]*)\s*>")  # `<20>`: a number written inside tag brackets
+_PLAIN_FRAC = re.compile(r"(-?)\\frac\s*\{\s*(-?)(\d[\d,]*(?:\.\d+)?)\s*\}\s*\{\s*(\d[\d,]*(?:\.\d+)?)\s*\}")
+_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname|boxed|fbox)\s*\{([^{}]*)\}")
+_SPACING = re.compile(r"\\[,;:! ]|\\q?quad\b|~|\\(?![A-Za-z{}])")
+_NUM = re.compile(
+    r"(?<![\w.])(?:(?P<int>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<dec>\.\d+)?|(?P<lead>\.\d+))(?:/(?P<den>\d+)(?![\d.]))?(?![\d_]|\.\d)"
+)
+_CUE = re.compile(
+    r"(?:\b(?:is|are|was|were|be|been|equals?|equal\s+to|has|have|had|gets?|got|makes?|made|costs?|needs?"
+    r"|takes?|earns?|pays?|spends?|totals?|becomes?|remains?|answer|result|total|solution)\b|:)\s*:?\s*"
+    r"(?:(?:approximately|about|around|roughly|exactly|only|just|now|still|then|thus|therefore|indeed|also"
+    r"|simply|precisely|a\s+total\s+of|total\s+of|equal\s+to|worth|of|a|an)\s+)*\(?\s*$",
+    re.I,
+)
+_OPERATOR = "+-*/^<"
+_SINGLE_UNITS = "mgshlL"  # one-letter units written onto a number (`540m`); other letters are variables
+_LEADING_CLAUSE = re.compile(
+    r"^[\s*#-]*(?:for|if|when|since|after|before|because|given|as|in|with|at|once|while|using)\b[^,;:]{0,80}[,;:]", re.I
+)
+_CLAUSE = re.compile(r"[,;:]\s+|\s(?:so|thus|hence|therefore)\s", re.I)
+_CONNECTOR = re.compile(r"[\s,;]*(?:(?:,|\band\b|\bor\b|and/or)\s*)+$|[\s,;]*\bor\s+[A-Za-z]\w*\s*=\s*$", re.I)
+_CONNECTOR_NEXT = re.compile(
+    r"^[\s,;]*(?:[A-Za-z]+[\s,;]+){0,3}?(?:,|\band\b|\bor\b|and/or)[\s,;]*(?:(?:and|or)\s+)?(?:[A-Za-z]\w*\s*=\s*)?$", re.I
+)
+
+
+def clean(text: str) -> str:
+    """Answer text with LaTeX and currency noise removed (see the module docstring)."""
+    s = text[-MAX_TEXT_CHARS:]
+    if "\\" in s:
+        s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
+        s = _SHORT_FRAC.sub(r"\\frac{\1}{\2}", s)
+        s = _PLAIN_FRAC.sub(lambda m: f" {'-' if bool(m[1]) != bool(m[2]) else ''}{m[3]}/{m[4]} ", s)
+        for _ in range(3):  # nested \text{\textbf{...}}
+            s = _WRAPPERS.sub(r" \1 ", s)
+    if "<" in s:
+        s = _ANGLED.sub(r" \1 ", s)
+    s = _REPLACE_RE.sub(lambda m: _REPLACE[m[0]], s)
+    return _SPACING.sub(" ", s) if "\\" in s or "~" in s else s
+
+
+class _Token(NamedTuple):
+    start: int
+    end: int
+    value: Fraction
+    operand: bool
+
+
+def _unit_end(s: str, end: int) -> int:
+    """End of a unit written onto a number (`540m`, `18th`, `2km`); -1 for algebra (`3x`, `2n`)."""
+    stop = end
+    while stop < len(s) and stop - end <= 16 and s[stop].isalpha():
+        stop += 1
+    return stop if stop - end != 1 or s[end] in _SINGLE_UNITS else -1
+
+
+def _is_operand(s: str, start: int, end: int) -> bool:
+    """Whether the number at s[start:end] is part of an expression rather than a value."""
+    before = s[max(0, start - 32) : start].rstrip()
+    p = before[-1:] if before else ""
+    if p in ("^", "_", "{", "!"):
+        return True  # exponent, subscript, argument of \sqrt{...} or another command
+    if p and p in _OPERATOR:
+        rest = before[:-1].rstrip()
+        if rest and (rest[-1].isalnum() or rest[-1] in ")}]"):
+            return True  # x + 5, 40 - 5, 3 * 60
+    after = s[end : end + 32].lstrip()
+    q = after[:1]
+    if q in ("=", "(", "!", "{") or (q in "^_" and after[1:].strip()) or (q == "\\" and after[1:2].isalpha()):
+        return True  # left side of an equation, 3(x+1), 5!, 2^3, 2\sqrt{2}, 2\pi
+    if q and q in "+-*/<" or (q == "x" and after[1:2] in (" ", "")):
+        nxt = after[1:].lstrip()[:2]
+        if not nxt or nxt[0].isdigit() or nxt[0] in "(\\." or (nxt[0].isalpha() and not nxt[1:].isalpha()):
+            return True  # 3 * 60, 180 x 3, 5 - (2), 2 + x, `5100 -` cut off; not `18/day`
+    return False
+
+
+def _tokens(s: str) -> list[_Token]:
+    out = []
+    for m in _NUM.finditer(s):
+        start, end = m.start(), _unit_end(s, m.end())
+        if end < 0:
+            continue
+        negative = start > 0 and s[start - 1] == "-" and (start < 2 or not (s[start - 2].isalnum() or s[start - 2] in ")}]"))
+        text = (m["int"] or "0") + (m["dec"] or m["lead"] or "") + (f"/{m['den']}" if m["den"] else "")
+        value = to_fraction(("-" if negative else "") + text)
+        if value is None:
+            continue
+        start = start - 1 if negative else start
+        out.append(_Token(start, end, value, _is_operand(s, start, end)))
+    return out
+
+
+def _after_equals(s: str, eq: int, by_start: dict[int, _Token]) -> tuple[str, _Token | None]:
+    """What follows the `=` at eq: ("value", token), ("expression", operand), ("dangling", None)
+    or ("other", None) for letters/LaTeX (`= x + 1`)."""
+    rest = s[eq + 1 :]
+    stripped = rest.lstrip(" (")
+    if not stripped.strip(" .,;:)"):
+        return "dangling", None
+    token = by_start.get(eq + 1 + len(rest) - len(stripped))
+    if token is None:
+        return "other", None
+    return ("expression", token) if token.operand else ("value", token)
+
+
+def _conflicts(s: str, chosen: _Token, tokens: list[_Token], candidates: list[_Token]) -> bool:
+    """Whether the chosen number is one of a list of different answers (`0 and 36`, `y = 0 or y = 9`)."""
+    i = tokens.index(chosen)
+    if i + 1 < len(tokens):
+        nxt = tokens[i + 1]
+        if not nxt.operand and nxt.value != chosen.value and _CONNECTOR_NEXT.match(s[chosen.end : nxt.start]):
+            return True
+    earlier = [c for c in candidates if c.end <= chosen.start]
+    if earlier and earlier[-1].value != chosen.value:
+        gap = s[earlier[-1].end : chosen.start]
+        return bool(_CONNECTOR.match(gap)) and len(gap) < 24
+    return False
+
+
+def stated_number(text: str) -> Stated:
+    """The number the answer text states (rules in the module docstring)."""
+    if not isinstance(text, str):
+        return Stated(None, "none")
+    simple = _SIMPLE.fullmatch(text)
+    if simple:  # the common case, `18`, `$1,080.00`, `-3.5.`: no parsing needed
+        value = to_fraction(simple[1])
+        return Stated(value, "number") if value is not None else Stated(None, "none")
+    s = clean(text)
+    tokens = _tokens(s)
+    if not tokens:
+        return Stated(None, "none")
+    by_start = {t.start: t for t in tokens}
+    candidates: list[_Token] = []
+    unfinished_at = -1  # position of the last `=` whose right side is missing or unevaluated
+    eq = s.find("=")
+    while eq >= 0:
+        kind, token = _after_equals(s, eq, by_start)
+        if kind == "value":
+            candidates.append(token)
+        elif kind in ("dangling", "expression"):
+            unfinished_at = eq
+        eq = s.find("=", eq + 1)
+    taken = {t.start for t in candidates}
+    for token in tokens:
+        if not token.operand and token.start not in taken and _CUE.search(s, max(0, token.start - 48), token.start):
+            candidates.append(token)
+    candidates.sort()
+    if candidates:
+        chosen = candidates[-1]
+        if unfinished_at > chosen.start:
+            return Stated(None, "unfinished")
+        if _conflicts(s, chosen, tokens, candidates):
+            return Stated(None, "conflict")
+        return Stated(chosen.value, "number")
+    if unfinished_at >= 0:
+        return Stated(None, "unfinished")
+    values = [t for t in tokens if not t.operand]
+    if not values:
+        return Stated(None, "expression")
+    first = tokens[0]
+    if not first.operand and not s[: first.start].strip(" (*#-:"):
+        if _conflicts(s, first, tokens, []):
+            return Stated(None, "conflict")
+        return Stated(first.value, "number")
+    # One number in a short phrase, outside a leading "For 20 chickens, ..." / "If ..., " clause.
+    lead = _LEADING_CLAUSE.match(s)
+    main = [t for t in values if not lead or t.start >= lead.end()]
+    if len({t.value for t in main}) == 1 and len(s[lead.end() if lead else 0 :].split()) <= MAX_PHRASE_WORDS:
+        return Stated(main[0].value, "number")
+    # "Since they met after 1.5 hours, they meet 27 miles from A.": the last clause states it.
+    body = s.rstrip(" .!;")
+    cut = max((m.end() for m in _CLAUSE.finditer(body)), default=0)
+    in_clause = {t.value for t in values if t.start >= cut}
+    if len(in_clause) == 1 and len(body[cut:].split()) <= MAX_PHRASE_WORDS:
+        return Stated(in_clause.pop(), "number")
+    return Stated(None, "ambiguous")
