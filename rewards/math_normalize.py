@@ -27,7 +27,7 @@ from rewards.numbers import to_fraction
 
 _UNICODE = [("π", "\\pi "), ("√", "\\sqrt"), ("∞", "\\infty "), ("×", "\\times "), ("·", "\\cdot "), ("−", "-"),
             ("–", "-"), ("÷", "\\div "), ("≤", "\\le "), ("≥", "\\ge "), ("\u00a0", " ")]
-_DELIMITERS = [("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("$", ""), ("\\dfrac", "\\frac"),
+_DELIMITERS = [("\\$", ""), ("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("$", ""), ("\\dfrac", "\\frac"),
                ("\\tfrac", "\\frac"), ("\\displaystyle", "")]
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 _SPACING = re.compile(r"\\[,;:! ]|\\q?quad(?![A-Za-z])|~")

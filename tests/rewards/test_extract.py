@@ -1,11 +1,11 @@
-"""Answer extraction: <answer> blocks, nested \\boxed{}, the last number.
+"""Answer extraction: the final-answer rule, <answer> blocks, nested \\boxed{}, degenerate repetition.
 
 Run: uv run pytest tests/rewards/test_extract.py
 """
 
 import pytest
 
-from rewards.extract import answer_block, final_answer, last_boxed, last_number
+from rewards.extract import Final, answer_block, collapse_repetition, final, final_answer, last_boxed, last_number
 
 BOXED_CASES = [
     # a MATH label with nested braces: the authors' code cut at the first '}' and returned \frac{1
@@ -59,29 +59,96 @@ def test_last_number(text, expected):
     assert last_number(text) == expected
 
 
+LOOP = "</think>\n" * 60  # a model degenerating into one closing tag until the token limit
+
 FINAL_CASES = [
     # a boxed answer inside the answer block wins
-    pytest.param(r"<think>\boxed{1}</think><answer>\boxed{2}</answer>", "2", id="boxed-in-block"),
+    pytest.param(r"<think>\boxed{1}</think><answer>\boxed{2}</answer>", "number", ("2", "boxed"), id="boxed-in-block"),
     # the block content when it has no box
-    pytest.param("<think>x</think><answer> 42 </answer>", "42", id="block"),
+    pytest.param("<think>x</think><answer> 42 </answer>", "number", ("42", "block"), id="block"),
     # without a block: the last box in the text
-    pytest.param(r"so \boxed{9}", "9", id="boxed-only"),
+    pytest.param(r"so \boxed{9}", "number", ("9", "boxed"), id="boxed-only"),
     # an answer block cut off by the token limit runs to the end
-    pytest.param("<think>x</think><answer> 17", "17", id="unclosed-block"),
+    pytest.param("<think>x</think><answer> 17", "number", ("17", "block"), id="unclosed-block"),
+    # ... also when the cut fell inside the closing tag
+    pytest.param("<answer>\n17\n</", "number", ("17", "block"), id="cut-closing-tag"),
+    # an opening tag that lost its `>` still opens the block
+    pytest.param("<answer\n$\\frac{7}{2}$\n>", "math", ("$\\frac{7}{2}$", "block"), id="opening-tag-without-bracket"),
     # the last of two answer blocks
-    pytest.param("<answer>1</answer><answer>2</answer>", "2", id="two-blocks"),
-    # without block or box: the final stated answer, the last statement
-    pytest.param("Work.\nI think it is 5", "I think it is 5", id="stated"),
+    pytest.param("<answer>1</answer><answer>2</answer>", "number", ("2", "block"), id="two-blocks"),
+    # an empty last block (opened just before the cut) is no block: the one before it counts
+    pytest.param("<answer>6</answer>\n<answer>\n", "number", ("6", "block"), id="empty-last-block"),
+    # the prompt template's placeholder is no answer: the final stated answer counts instead
+    pytest.param("It takes 5 bolts.\n<answer>Answer here.</answer>", "number", ("It takes 5 bolts.", "stated"),
+                 id="placeholder-block"),
+    # two different boxes in the final block conflict: no answer
+    pytest.param(r"<answer>\boxed{4} or \boxed{5}</answer>", "number", None, id="conflicting-boxes"),
+    # the same box twice is one answer
+    pytest.param(r"<answer>\boxed{4}, i.e. \boxed{ 4 }</answer>", "number", ("4", "boxed"), id="repeated-box"),
+    # no block, no box: the last statement with a number, skipping the tag loop after it
+    pytest.param("Work.\nSo the answer is \\(64\\).\n" + LOOP, "number", ("So the answer is \\(64\\).", "stated"),
+                 id="stated-before-tag-loop"),
+    # a later sentence without a number does not hide the stated one
+    pytest.param("They meet 42 km from P. Let us check this.", "number", ("They meet 42 km from P.", "stated"),
+                 id="stated-then-prose"),
+    # an unclosed inline formula is still a statement
+    pytest.param("Therefore the sum is \\(64", "number", ("Therefore the sum is \\(64", "stated"), id="unclosed-inline"),
+    # "math" statements need maths; "text" ones any word
+    pytest.param("Hence $(3, \\pi)$.\nDone", "math", ("Hence $(3, \\pi)$.", "stated"), id="stated-math"),
+    pytest.param("Work 7.\nThe answer is B", "text", ("The answer is B", "stated"), id="stated-text"),
+    # cut off while still computing: an unconcluded earlier number is no answer ...
+    pytest.param("We know 4y^2 = 36.\nSince both are equal, \\( y =", "number", None, id="cut-while-computing"),
+    # ... but a concluded one is
+    pytest.param("Hence x + y = 36.\nThe answer is \\(", "number", ("Hence x + y = 36.", "stated"),
+                 id="cut-after-conclusion"),
     # nothing to grade
-    pytest.param("", None, id="none"),
+    pytest.param("", "number", None, id="empty"),
+    pytest.param("I do not know.", "number", None, id="no-number"),
 ]
 
 
-@pytest.mark.parametrize("text, expected", FINAL_CASES)
-def test_final_answer(text, expected):
-    assert final_answer(text) == expected
+@pytest.mark.parametrize("text, kind, expected", FINAL_CASES)
+def test_final(text, kind, expected):
+    assert final(text, kind) == (Final(*expected) if expected else None)
+
+
+COLLAPSE_CASES = [
+    # one tag repeated on its own lines: kept once
+    pytest.param("Answer is 9.\n" + LOOP, "Answer is 9.\n</think>", id="tag-lines"),
+    # one tag repeated on a single line
+    pytest.param("Answer is 9.\n" + "</think>" * 80, "Answer is 9.\n</think>", id="tag-run-in-a-line"),
+    # a group of lines repeated, the last copy cut off mid-line by the token limit
+    pytest.param("x\n" + "<think>\nThe answer is 9.\n</think>\n" * 20 + "<think>\nThe ans",
+                 "x\n<think>\nThe answer is 9.\n</think>", id="group-cut-mid-line"),
+    # blank lines and indentation inside the loop do not hide it
+    pytest.param("y\n" + "  </think>\n\n</think> \n" * 20, "y\n</think>", id="blank-lines"),
+    # nested loops: a pair repeated, then one of its lines repeated
+    pytest.param("z\n" + "think\n</think>\n" * 10 + "</think>\n" * 10, "z\nthink\n</think>", id="nested"),
+    # text without repetition is unchanged
+    pytest.param("a\nb\nc", "a\nb\nc", id="no-loop"),
+    # a last line that is merely a prefix of an earlier one is not a loop
+    pytest.param("x = 3\nx", "x = 3\nx", id="prefix-without-loop"),
+]
+
+
+@pytest.mark.parametrize("text, expected", COLLAPSE_CASES)
+def test_collapse_repetition(text, expected):
+    # compared line by line: blank lines and indentation are not part of the contract
+    lines = [line.strip() for line in collapse_repetition(text).split("\n") if line.strip()]
+    assert lines == expected.split("\n")
+
+
+def test_final_answer_is_the_text_of_final():
+    # chemistry's entry point: the same rule, kind "text"
+    assert final_answer("<answer>(B)</answer>") == "(B)" and final_answer("Thus B.\n</think>") == "Thus B."
+
+
+def test_unknown_kind_is_an_error():
+    with pytest.raises(ValueError, match="number, math, text"):
+        final("x", "numbers")
 
 
 def test_non_strings_give_none():
     # untrusted input of the wrong type never raises
     assert answer_block(None) is None and last_boxed(123) is None and last_number(None) is None
+    assert final(None, "number") is None and final_answer(5) is None and collapse_repetition(None) == ""

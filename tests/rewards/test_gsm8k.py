@@ -48,6 +48,50 @@ def test_gsm8k_reward(completion, gold, expected):
     assert gsm8k_reward([completion], [gold]) == [expected]
 
 
+THINK = "<think>Let me work it out step by step.</think>\n"
+LOOP = "</think>\n" * 80  # degenerate repetition until the token limit
+
+# The kinds of issue 12, each in general form (other numbers and words than the issue's examples).
+ISSUE_CASES = [
+    # the answer stated in prose before a degenerate loop of closing tags
+    pytest.param(THINK + "So the answer is \\(64\\).\n" + LOOP, "64", 1.0, id="stated-before-loop"),
+    # units or a short phrase inside the answer block
+    pytest.param("<answer>42 kilometres from the station.</answer>", "42", 1.0, id="block-number-and-phrase"),
+    pytest.param("<answer>The total is $18.</answer>", "18", 1.0, id="block-sentence"),
+    # a prose answer at the end, without a block; an unclosed inline formula
+    pytest.param(THINK + "The two trains meet 42 kilometres from \\(P\\).", "42", 1.0, id="prose-at-end"),
+    pytest.param(THINK + "Therefore the number of marbles is \\(64", "64", 1.0, id="unclosed-inline"),
+    # an unfinished expression has not answered, whatever its last number is
+    pytest.param(THINK + "Adding them: a + b = 40 + 24 =", "24", 0.0, id="dangling-equals"),
+    pytest.param("<answer>5100 - 320 + 7 =</answer>", "7", 0.0, id="dangling-expression-in-block"),
+    # a block that begins with a number answers it; its later numbers do not count
+    pytest.param("<answer>150 then the 15 boxes go on the shelf</answer>", "15", 0.0, id="begins-with-number-not-15"),
+    pytest.param("<answer>150 then the 15 boxes go on the shelf</answer>", "150", 1.0, id="begins-with-number"),
+    # word salad that merely contains the reference has not answered it
+    pytest.param("<answer>so the apples 27 then boxes and the 3 market of 12 eggs</answer>", "12", 0.0, id="word-salad"),
+    # rambling after the answer: the answer, not the last number
+    pytest.param("<answer>8 crates = 24 apples. That is (even though it is for 8 crates) the total.</answer>", "8", 0.0,
+                 id="rambling-last-number"),
+    # several conflicting final answers, or none, are wrong
+    pytest.param("<answer>20 or 25</answer>", "25", 0.0, id="conflicting-or"),
+    pytest.param(THINK + "The possible totals are 0 and 36.", "36", 0.0, id="conflicting-and"),
+    pytest.param(r"<answer>\boxed{0} or \boxed{36}</answer>", "36", 0.0, id="conflicting-boxes"),
+    pytest.param(THINK + "I am not sure.", "36", 0.0, id="no-answer"),
+    # cut off while still computing: an earlier, unconcluded number is no answer
+    pytest.param(THINK + "We know 4y^2 = 36.\nSince both sides are equal, \\( y =", "36", 0.0, id="cut-while-computing"),
+    # equal values in other forms: 18 = $18, 0.5 = 1/2, 2,000 = 2000
+    pytest.param(r"<answer>\boxed{\$18}</answer>", "18", 1.0, id="boxed-dollars"),
+    pytest.param(r"<answer>\frac{1}{2} cup</answer>", "0.5", 1.0, id="latex-fraction"),
+    # algebra is not a number: 3x is not 3
+    pytest.param("<answer>3x</answer>", "3", 0.0, id="algebra"),
+]
+
+
+@pytest.mark.parametrize("completion, gold, expected", ISSUE_CASES)
+def test_issue_12_kinds(completion, gold, expected):
+    assert gsm8k_reward([completion], [gold]) == [expected]
+
+
 def test_loaded_fixture_answers_verify():
     # the loader's answers (after '####', commas removed) are what the reward accepts
     examples = data.load_dataset("gsm8k", split="train", path=FIXTURES)

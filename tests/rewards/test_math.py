@@ -58,6 +58,57 @@ def test_math_reward(completion, gold, expected):
     assert math_reward([completion], [gold]) == [expected]
 
 
+THINK = "<think>Let me work it out step by step.</think>\n"
+LOOP = "</think>\n" * 80  # degenerate repetition until the token limit
+TUPLE = r"\left( 5, \frac{\pi}{3} \right)"
+
+# The kinds of issue 12, each in general form (other numbers and words than the issue's examples).
+ISSUE_CASES = [
+    # the answer stated in prose before a degenerate loop (tags, or a repeated group of lines)
+    pytest.param(THINK + "So the answer is \\(64\\).\n" + LOOP, "64", 1.0, id="stated-before-tag-loop"),
+    pytest.param(THINK + "Hence $\\frac{7}{2}$.\n" + "<answer>\nAnswer here.\n</answer>\n" * 30, r"\frac{7}{2}", 1.0,
+                 id="stated-before-placeholder-loop"),
+    pytest.param("Thus the area is 12.\n" + "<think>\nThe answer is \\(\\frac{9}{4}\\).\n</think>\n" * 20 + "<think>\nThe ans",
+                 r"\frac{9}{4}", 1.0, id="loop-cut-mid-line"),
+    # units or a short phrase in the answer block, for a numeric reference
+    pytest.param("<answer>\n42 kilometres from the station. </answer>", "42", 1.0, id="block-number-and-phrase"),
+    pytest.param("<answer>The total is $18.</answer>", "18", 1.0, id="block-sentence"),
+    # a prose answer at the end without a block; an unclosed inline formula
+    pytest.param(THINK + "The two trains meet 42 kilometres from \\(P\\).", "42", 1.0, id="prose-at-end"),
+    pytest.param(THINK + "Therefore the sum is \\(64", "64", 1.0, id="unclosed-inline"),
+    # an unfinished expression has not answered: it is never evaluated
+    pytest.param(THINK + "Adding them: a + b = 40 + 24 =", "64", 0.0, id="dangling-equals"),
+    pytest.param("<answer>5100 - 320 + 7 =</answer>", "4787", 0.0, id="dangling-expression"),
+    pytest.param(r"<answer>\boxed{40 + 24}</answer>", "64", 0.0, id="unevaluated-arithmetic"),
+    # a block that begins with a number answers it; a later number does not count
+    pytest.param("<answer>150 then the 15 boxes go on the shelf</answer>", "15", 0.0, id="begins-with-number"),
+    # word salad that merely contains the reference has not answered it
+    pytest.param("<answer>so the apples 27 then boxes and the 3 market of 12 eggs</answer>", "12", 0.0, id="word-salad"),
+    # inline maths inside a tuple, a trailing backslash, unicode pi
+    pytest.param(r"<answer>(5, $\frac{\pi}{3}$)</answer>", TUPLE, 1.0, id="inline-math-in-tuple"),
+    pytest.param("<answer>\\frac{11}{4}\\</answer>", r"\frac{11}{4}", 1.0, id="trailing-backslash"),
+    pytest.param("<answer>(5, π/3)</answer>", TUPLE, 1.0, id="unicode-pi"),
+    pytest.param("<answer>(5, π/6)</answer>", TUPLE, 0.0, id="unicode-pi-wrong"),
+    # mathematically equal forms: 0.5 = 1/2, \dfrac = \frac, 18 = $18, 2\sqrt2 = \sqrt8
+    pytest.param(r"<answer>\boxed{0.5}</answer>", r"\dfrac{1}{2}", 1.0, id="decimal-dfrac"),
+    pytest.param(r"<answer>\boxed{\$18}</answer>", "18", 1.0, id="dollars"),
+    pytest.param(r"<answer>2\sqrt2</answer>", r"\sqrt8", 1.0, id="root-forms"),
+    # several conflicting final answers, or none, are wrong
+    pytest.param(r"<answer>\boxed{0} or \boxed{36}</answer>", "36", 0.0, id="conflicting-boxes"),
+    pytest.param("<answer>The possible values are 0 and 36.</answer>", "36", 0.0, id="conflicting-values"),
+    pytest.param(THINK + "I am not sure.", r"\frac{1}{2}", 0.0, id="no-answer"),
+    # cut off while still computing: an earlier, unconcluded number is no answer
+    pytest.param(THINK + "We know 4y^2 = 36.\nSince both sides are equal, \\( y =", "36", 0.0, id="cut-while-computing"),
+    # a tuple answer given in a sentence
+    pytest.param(r"<answer>The point is $(5, \frac{\pi}{3})$ in polar form.</answer>", TUPLE, 1.0, id="tuple-in-prose"),
+]
+
+
+@pytest.mark.parametrize("completion, gold, expected", ISSUE_CASES)
+def test_issue_12_kinds(completion, gold, expected):
+    assert math_reward([completion], [gold]) == [expected]
+
+
 NORMALIZE_CASES = [
     # \left/\right, \dfrac, spaces
     pytest.param(r"\left( \dfrac{1}{2}, 3 \right)", r"(\frac{1}{2},3)", id="left-dfrac"),
