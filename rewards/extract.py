@@ -62,10 +62,12 @@ _FILLER = re.compile(r"[\s<>/.:*#`-]*(?:(?:think|answer|reason|reasoning)(?:\s+h
 _OPEN_BLOCK = re.compile(r"<answer(?![\w-])\s*>?")
 # Sentence ends inside a line: `.`/`!`/`?` then space and a capital, a backslash, `$` or `(`.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\\$(*-])")
-_DISPLAY_OPEN = re.compile(r"(\\\[|\$\$)\s*\n\s*")
-_DISPLAY_CLOSE = re.compile(r"\s*\n\s*(\\\]|\$\$)")
+# A display formula's own lines join its statement (no `\s*` on both sides: no backtracking).
+_DISPLAY_OPEN = re.compile(r"(\\\[|\$\$)[ \t]*\n")
+_DISPLAY_CLOSE = re.compile(r"\n[ \t]*(\\\]|\$\$)")
 _DIGIT = re.compile(r"\d")
-_MATHY = re.compile(r"\d|\\[A-Za-z]|=|[πθ√∞≤≥±×÷]|\$[^$]*[A-Za-z]|\\\(.*[A-Za-z]")
+_MATHY = re.compile(r"\d|\\[A-Za-z]|=|[πθ√∞≤≥±×÷]")
+_LETTER = re.compile(r"[A-Za-z]")
 _WORDY = re.compile(r"\w")
 # Words that conclude: the answer of a statement holding one is final even if more text follows.
 _CONCLUSION = re.compile(r"\b(?:therefore|thus|hence|so|answer|finally|final|in total|conclude|conclusion)\b", re.I)
@@ -216,7 +218,8 @@ def _boxed_answer(text: str, found: list[tuple[int, str]], whole: bool) -> str |
 
 def statements(text: str) -> list[str]:
     """The lines and sentences of text, in order, tags removed, blank and filler ones dropped."""
-    text = _DISPLAY_CLOSE.sub(r" \1", _DISPLAY_OPEN.sub(r"\1 ", text))
+    if "\\[" in text or "$$" in text:
+        text = _DISPLAY_CLOSE.sub(r" \1", _DISPLAY_OPEN.sub(r"\1 ", text))
     out = []
     for line in _TAG.sub("\n", text).split("\n"):
         for sentence in _SENTENCE_END.split(line):
@@ -226,7 +229,11 @@ def statements(text: str) -> list[str]:
     return out
 
 
-_CARRIES = {"number": _DIGIT, "math": _MATHY, "text": _WORDY}
+_CARRIES = {
+    "number": _DIGIT.search,
+    "math": lambda s: _MATHY.search(s) or (("$" in s or "\\(" in s) and _LETTER.search(s)),  # `$p - q$`
+    "text": _WORDY.search,
+}
 
 
 def final(text: str, kind: str = "text") -> Final | None:
@@ -250,7 +257,7 @@ def final(text: str, kind: str = "text") -> Final | None:
     return _stated(text, _CARRIES[kind])
 
 
-def _stated(text: str, carries: re.Pattern) -> Final | None:
+def _stated(text: str, carries) -> Final | None:
     """The last statement that `carries` an answer (rule 3), looking at a short tail first."""
     for window in (STATED_WINDOW_CHARS, MAX_ANSWER_CHARS):
         said = statements(text[-window:])
@@ -259,7 +266,7 @@ def _stated(text: str, carries: re.Pattern) -> Final | None:
         for i in range(len(said) - 1, -1, -1):
             if i == 0 and STATED_WINDOW_CHARS == window < len(text):
                 break  # the window's first statement may be cut: look at the longer tail
-            if carries.search(said[i]):
+            if carries(said[i]):
                 if computing and i != len(said) - 1 and not _CONCLUSION.search(said[i]):
                     return None
                 return Final(said[i], "stated")

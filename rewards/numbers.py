@@ -202,12 +202,13 @@ def _conflicts(s: str, chosen: _Token, tokens: list[_Token], candidates: list[_T
     i = tokens.index(chosen)
     if i + 1 < len(tokens):
         nxt = tokens[i + 1]
-        if not nxt.operand and nxt.value != chosen.value and _CONNECTOR_NEXT.match(s[chosen.end : nxt.start]):
+        gap = s[chosen.end : nxt.start]
+        if not nxt.operand and nxt.value != chosen.value and len(gap) < 48 and _CONNECTOR_NEXT.match(gap):
             return True
     earlier = [c for c in candidates if c.end <= chosen.start]
     if earlier and earlier[-1].value != chosen.value:
         gap = s[earlier[-1].end : chosen.start]
-        return bool(_CONNECTOR.match(gap)) and len(gap) < 24
+        return len(gap) < 24 and bool(_CONNECTOR.match(gap))
     return False
 
 

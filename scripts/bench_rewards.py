@@ -9,6 +9,7 @@ repository): the paper's 1,653 model outputs (GSM8K, MATH-500, AMC23), each scor
 of its dataset (`gsm8k`; `math` for MATH-500 and AMC23). `cold` clears the math verifier's caches
 before every pass over the file (each distinct (answer, reference) pair pays for sympy once per
 pass), `cached` keeps them. Without the file the script says it is absent and skips these rows.
+Adversarial inputs also include megabyte-long degenerate loops and a megabyte of newlines.
 
 Typical completions: ~1 KB of reasoning in <think> tags plus an answer block, half right, half
 wrong, answers in the formats of each dataset (for `math` a third need sympy, the rest are decided
@@ -59,6 +60,10 @@ ADVERSARIAL = [
     r"<answer>\boxed{\frac{\sqrt{}{}^{_}\left(}</answer>",
     "<think><answer>" * 50_000,
     "<answer>" + "1" * 5000 + "." + "2" * 5000 + "</answer>",
+    "\n" * 1_000_000,
+    "The answer is 2.\n" + "</think>\n" * 120_000,
+    "x\n" + "a 1\nb 2\nc 3\nd 4\ne 5\nf 6\ng 7\nh 8\n" * 30_000,
+    "\\(" * 500_000,
 ]
 
 

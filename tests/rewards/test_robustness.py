@@ -49,6 +49,16 @@ ADVERSARIAL = [
     pytest.param("<think><answer>" * 50_000, id="many-tags"),
     # a very long number inside the block
     pytest.param("<answer>" + "1" * 5000 + "." + "2" * 5000 + "</answer>", id="long-number"),
+    # a megabyte of newlines (a regex with whitespace on both sides of a newline went cubic here)
+    pytest.param("\n" * 1_000_000, id="1MB-newlines"),
+    # degenerate loops a megabyte long: one tag per line, one line, a group of lines
+    pytest.param("The answer is 2.\n" + "</think>\n" * 120_000, id="1MB-tag-lines"),
+    pytest.param("The answer is 2.\n" + "</think>" * 120_000, id="1MB-tag-run"),
+    pytest.param("x\n" + "a 1\nb 2\nc 3\nd 4\ne 5\nf 6\ng 7\nh 8\n" * 30_000, id="1MB-group-loop"),
+    # inline-maths openers, separators and operators by the hundred thousand
+    pytest.param("\\(" * 500_000, id="inline-openers"),
+    pytest.param("<answer>1" + "," * 100_000 + "2</answer>", id="commas"),
+    pytest.param("<answer>x =" + " " * 100_000 + "- " * 50_000 + "</answer>", id="dangling-operators"),
 ]
 
 
