@@ -1,6 +1,6 @@
 """String normaliser and exact fast path of the math verifier (no sympy here; microseconds per answer).
 
-- `normalize(answer)`: canonical string of a LaTeX answer: `$` and `\\(`/`\\[` delimiters anywhere
+- `normalize(answer)`: canonical string of a LaTeX answer: `$`, `\\(`/`\\[` and markdown `**` anywhere
   (so inline maths inside a tuple, `(5, $\\frac{\\pi}{3}$)`, reads as `(5,\\frac{\\pi}{3})`), `\\left`/
   `\\right`, spacing commands, `\\dfrac`/`\\tfrac` -> `\\frac`, `\\frac12` -> `\\frac{1}{2}`,
   `\\sqrt2` -> `\\sqrt{2}`, `π` -> `\\pi` (also `√`, `∞`, `×`, `−`), `a/b` of plain atoms (`\\pi/2`,
@@ -27,7 +27,7 @@ from rewards.numbers import to_fraction
 
 _UNICODE = [("π", "\\pi "), ("√", "\\sqrt"), ("∞", "\\infty "), ("×", "\\times "), ("·", "\\cdot "), ("−", "-"),
             ("–", "-"), ("÷", "\\div "), ("≤", "\\le "), ("≥", "\\ge "), ("\u00a0", " ")]
-_DELIMITERS = [("\\$", ""), ("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("$", ""), ("\\dfrac", "\\frac"),
+_DELIMITERS = [("**", ""), ("\\$", ""), ("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("$", ""), ("\\dfrac", "\\frac"),
                ("\\tfrac", "\\frac"), ("\\displaystyle", "")]
 _TEXT_WRAPPERS = re.compile(r"\\(?:text|textbf|textit|textrm|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
 _SPACING = re.compile(r"\\[,;:! ]|\\q?quad(?![A-Za-z])|~")

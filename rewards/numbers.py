@@ -2,10 +2,10 @@
 
 `stated_number(text) -> Stated(value, why)`, on the answer text `rewards.extract.final` found (a
 block, a box's content, or the final statement). The text is first `clean`ed: `$`/`\\(`/`\\[`
-delimiters, `\\text{}` wrappers, `\\%`, degrees and spacing go; `\\frac{a}{b}` of plain numbers becomes
-`a/b`; `\\times`, `\\cdot`, `×` become `*`, `\\approx` becomes `=`. A number is `-1,234.5`, `.5` or
-`3/4`, with a unit written on or apart (`540m`, `18 dollars`; but `3x` is algebra, not 3). A number
-that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `\\sqrt{81}`, `2\\sqrt{2}`, `3(x+1)`, the left
+delimiters, markdown `**`, `\\text{}` wrappers, `\\%`, degrees and spacing go; `\\frac{a}{b}` of
+plain numbers becomes `a/b`; `\\times`, `\\cdot`, `×` become `*`, `\\approx` becomes `=`. A number is
+`-1,234.5`, `.5` or `3/4`, with a unit written on or apart (`540m`, `18 dollars`; but `3x` is
+algebra, not 3). A number that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `\\sqrt{81}`, `2\\sqrt{2}`, `3(x+1)`, the left
 side of `=`) is never an answer by itself. Then, in this order:
 1. Candidates: a number right after `=`, or right after a cue (`is`, `are`, `was`, `equals`, `has`,
    `makes`, `costs`, `takes`, `answer:`, a `:` ... optionally followed by `approximately`, `about`,
@@ -83,6 +83,7 @@ _REPLACEMENTS = [
     ("^{\\circ}", " "), ("^\\circ", " "), ("\\circ", " "), ("°", " "), ("\\degree", " "), ("\\%", " "), ("%", " "),
     ("\\times", " * "), ("\\cdot", " * "), ("×", " * "), ("·", " * "), ("∗", " * "), ("\\div", " / "), ("÷", " / "),
     ("\\approx", " = "), ("≈", " = "), ("\\simeq", " = "), ("−", "-"), ("–", "-"),
+    ("**", " "), ("__", " "), ("`", " "),  # markdown emphasis and code around an answer
     ("²", "^2"), ("³", "^3"), ("¹", "^1"), ("⁴", "^4"),
     ("\\leq", " < "), ("\\geq", " < "), ("\\neq", " < "), ("\\le", " < "), ("\\ge", " < "), ("\\ne", " < "),
     ("≤", " < "), ("≥", " < "), ("≠", " < "), ("\\pm", " < "), ("±", " < "), (">", " < "),

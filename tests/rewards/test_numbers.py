@@ -47,6 +47,9 @@ STATED_CASES = [
     pytest.param("Janet has 9 eggs, or 9 * 2 = 18 dollars. She makes $18 a day.", F(18), "number", id="last-candidate"),
     pytest.param(r"x \approx 267.33", F(26733, 100), "number", id="approx"),
     pytest.param("Answer: 27 miles", F(27), "number", id="cue-colon"),
+    # markdown emphasis around the cue or the answer
+    pytest.param("**Answer:** 27", F(27), "number", id="markdown-bold-cue"),
+    pytest.param("The answer is **27**.", F(27), "number", id="markdown-bold-number"),
     pytest.param("20 chickens = 10 cups of feed.", F(10), "number", id="equation-after-leading-number"),
     # --- unfinished expressions are never evaluated
     pytest.param("a + b = 40 + 24 =", None, "unfinished", id="dangling-equals"),
