@@ -1,9 +1,10 @@
 """What "the final answer" of a completion is: decided here, once, for every verifier.
 
 The rule (`final(text, kind)`), applied after `collapse_repetition(text)`:
-1. the last non-empty `<answer>` block (filler such as the template's `Answer here.` is empty): closed, or opened and running to the end when the token limit
-   cut it (a trailing fragment of the closing tag such as `</` is ignored, and so is a missing `>`
-   in `<answer`); a `\\boxed{}` inside the block wins over the rest of the block;
+1. the last non-empty `<answer>` block (filler such as the template's `Answer here.` is empty):
+   closed, or opened and running to the end when the token limit cut it (a trailing fragment of
+   the closing tag such as `</` is ignored, and so is a missing `>` in `<answer`); a `\\boxed{}`
+   inside the block wins over the rest of the block;
 2. failing that, the last `\\boxed{...}` / `\\fbox{...}` of the text;
 3. failing that, the final stated answer: the last statement (a line, or a sentence of one) that
    carries an answer of the wanted `kind`: `"number"` a digit, `"math"` a digit, a LaTeX command,

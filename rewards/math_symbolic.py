@@ -13,9 +13,10 @@ fast path (`rewards.math_normalize`) cannot: `2\\sqrt2` == `\\sqrt8`, `\\frac{\\
   bomb costs its limit once.
 - Safety screen before sympy sees a prediction: at most `MAX_PRED_CHARS` characters and brace depth
   `MAX_DEPTH`; no `\\sum`/`\\prod`/`\\int`/`\\lim` unless the gold has one (an unevaluated series
-  is not a final answer, and sympy can spend its whole limit summing it); after parsing, at most `MAX_NODES` expression nodes and an estimated size of every
-  sub-expression below `MAX_BITS` bits (so `9^{9^{9}}`, `100000!` or `(x+1)^{10^5}`, which would hang
-  inside one uninterruptible bigint operation, are refused at once).
+  is not a final answer, and sympy can spend its whole limit summing it); after parsing, at most
+  `MAX_NODES` expression nodes and an estimated size of every sub-expression below `MAX_BITS` bits
+  (so `9^{9^{9}}`, `100000!` or `(x+1)^{10^5}`, which would hang inside one uninterruptible bigint
+  operation, are refused at once).
 - math-verify and sympy are imported and warmed up on first use (`math_verify_module()`), outside
   any time limit; `clear_caches()` forgets gold parses and verdicts (benchmarks only).
 

@@ -5,8 +5,8 @@ block, a box's content, or the final statement). The text is first `clean`ed: `$
 delimiters, markdown `**`, `\\text{}` wrappers, `\\%`, degrees and spacing go; `\\frac{a}{b}` of
 plain numbers becomes `a/b`; `\\times`, `\\cdot`, `×` become `*`, `\\approx` becomes `=`. A number is
 `-1,234.5`, `.5` or `3/4`, with a unit written on or apart (`540m`, `18 dollars`; but `3x` is
-algebra, not 3). A number that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `\\sqrt{81}`, `2\\sqrt{2}`, `3(x+1)`, the left
-side of `=`) is never an answer by itself. Then, in this order:
+algebra, not 3). A number that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `\\sqrt{81}`,
+`2\\sqrt{2}`, `3(x+1)`, the left side of `=`) is never an answer by itself. Then, in this order:
 1. Candidates: a number right after `=`, or right after a cue (`is`, `are`, `was`, `equals`, `has`,
    `makes`, `costs`, `takes`, `answer:`, a `:` ... optionally followed by `approximately`, `about`,
    `a total of` ...). The last candidate is the answer ("... 9 * 2 = 18 dollars. Janet makes $18 a
