@@ -129,7 +129,7 @@ def _strip_tags(block: str) -> str:
 
 def answer_block(text: str) -> str | None:
     """Content of the last non-empty `<answer>` block, tags removed; None without one. A block
-    holding only filler (the prompt template's `Answer here.`, tag words) counts as empty.
+    holding only filler (the prompt template's `Answer here.`, tag words, a lone `\\`) counts as empty.
 
     An opening tag without a closing tag counts when it is the last one (a completion cut by the
     token limit inside its answer): its content runs to the end.
@@ -146,7 +146,8 @@ def answer_block(text: str) -> str | None:
             end = text.find("</answer", opening.end())
             content = text[opening.end() : end if end >= 0 else len(text)][-MAX_ANSWER_CHARS:]
             content = _strip_tags(content)
-            if content and not _FILLER.fullmatch(content):  # "Answer here." echoes the template
+            # "Answer here." echoes the template; a lone `\` or `$` (cut at once) holds nothing
+            if _WORDY.search(content) and not _FILLER.fullmatch(content):
                 return content
         pos = start
     return None

@@ -5,7 +5,8 @@
   `\\right`, spacing commands, `\\dfrac`/`\\tfrac` -> `\\frac`, `\\frac12` -> `\\frac{1}{2}`,
   `\\sqrt2` -> `\\sqrt{2}`, `π` -> `\\pi` (also `√`, `∞`, `×`, `−`), `a/b` of plain atoms (`\\pi/2`,
   `3/4`) -> `\\frac{a}{b}`, degrees, `\\%`, `\\$`, `\\text{}`-style wrappers, a leading `x =`, a
-  trailing `.` or backslash (`\\frac{11}{4}\\`), thousands commas, and all spaces.
+  trailing `.` or backslash (`\\frac{11}{4}\\`), an unmatched bracket at either end (`\\frac{14}{3}\\right)`),
+  thousands commas, and all spaces.
 - `exact_value(normalized)`: the exact value of a plain number (`-3`, `0.50`, `1/2`, `\\frac{1}{2}`,
   a Fraction), a tuple or interval of them (`(1,\\frac{1}{2}]` -> ("(", "]", values), `\\infty`
   allowed), or a set `\\{3,1\\}` (order ignored); None for anything else (sympy decides those).
@@ -77,9 +78,19 @@ def normalize(answer: str) -> str:
         s = _TEXT_WRAPPERS.sub(r"\1", s)
     s = _ASSIGNMENT.sub("", s.strip())
     s = s.replace(" ", "").rstrip(".")
-    s = re.sub(r"\\+$", "", s)
+    s = _unmatched_brackets_removed(re.sub(r"\\+$", "", s))
     s = _THOUSANDS.sub(lambda m: m[1].replace(",", ""), s) if "," in s and not s[:1] in "([{\\" else s
     return _SLASH_FRAC.sub(r"\1\\frac{\2}{\3}", s)
+
+
+def _unmatched_brackets_removed(s: str) -> str:
+    """`\\frac{14}{3})` (a stray `\\right)`) -> `\\frac{14}{3}`; `(3` -> `3`; `(1,2]` stays."""
+    opened, closed = s.count("(") + s.count("["), s.count(")") + s.count("]")
+    while closed > opened and s[-1:] in (")", "]"):
+        s, closed = s[:-1], closed - 1
+    while opened > closed and s[:1] in ("(", "["):
+        s, opened = s[1:], opened - 1
+    return s
 
 
 def _number(s: str) -> Fraction | tuple | str | None:

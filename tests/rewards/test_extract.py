@@ -81,6 +81,9 @@ FINAL_CASES = [
     # the prompt template's placeholder is no answer: the final stated answer counts instead
     pytest.param("It takes 5 bolts.\n<answer>Answer here.</answer>", "number", ("It takes 5 bolts.", "stated"),
                  id="placeholder-block"),
+    # a block cut right after it opened, holding only a backslash, is empty too
+    pytest.param("So it is $\\frac{7}{2}$.\n<answer>\n\\", "math", ("So it is $\\frac{7}{2}$.", "stated"),
+                 id="backslash-only-block"),
     # two different boxes in the final block conflict: no answer
     pytest.param(r"<answer>\boxed{4} or \boxed{5}</answer>", "number", None, id="conflicting-boxes"),
     # the same box twice is one answer

@@ -88,6 +88,7 @@ ISSUE_CASES = [
     pytest.param(r"<answer>(5, $\frac{\pi}{3}$)</answer>", TUPLE, 1.0, id="inline-math-in-tuple"),
     pytest.param("<answer>\\frac{11}{4}\\</answer>", r"\frac{11}{4}", 1.0, id="trailing-backslash"),
     pytest.param("<answer>(5, π/3)</answer>", TUPLE, 1.0, id="unicode-pi"),
+    pytest.param(r"<answer>\frac{11}{4}\right)</answer>", r"\frac{11}{4}", 1.0, id="stray-right-paren"),
     pytest.param("<answer>(5, π/6)</answer>", TUPLE, 0.0, id="unicode-pi-wrong"),
     # mathematically equal forms: 0.5 = 1/2, \dfrac = \frac, 18 = $18, 2\sqrt2 = \sqrt8
     pytest.param(r"<answer>\boxed{0.5}</answer>", r"\dfrac{1}{2}", 1.0, id="decimal-dfrac"),

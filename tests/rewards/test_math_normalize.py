@@ -15,6 +15,9 @@ NORMALIZE_CASES = [
     pytest.param("(3, π/2)", r"(3,\frac{\pi}{2})", id="unicode-pi-slash"),
     # a stray trailing backslash
     pytest.param("\\frac{11}{4}\\", r"\frac{11}{4}", id="trailing-backslash"),
+    # an unmatched bracket at either end (a stray `\right)`), but not an interval's
+    pytest.param(r"\frac{14}{3}\right)", r"\frac{14}{3}", id="stray-right-paren"),
+    pytest.param("(1, 2]", "(1,2]", id="interval-kept"),
     # degrees and trailing period
     pytest.param(r"30^{\circ}.", "30", id="degrees"),
     # \text{} unwrapped, $ stripped
