@@ -30,7 +30,7 @@ open-r1/src/open_r1/rewards.py (accuracy :96-138, format :141-146, tag count :14
 
 Differences from the authors' run: math-verify 0.9 here (they pinned 0.5.2, open-r1/setup.py:60),
 and math-verify runs under `rewards.timeout.call_with_limit` (1 s, any thread) instead of its
-signal-based timeouts, with the same screen against huge expressions as `rewards.math_answer`;
+signal-based timeouts, with the same screen against huge expressions as `rewards.math_symbolic`;
 a time-out scores 0, as math-verify's own time-out does. Non-string completions and completions
 over MAX_CHARS (20 000 characters; 1024 tokens are a few thousand) score 0.
 """
@@ -41,7 +41,8 @@ import functools
 import logging
 import math
 
-from rewards.math_answer import _math_verify_module, _safe_prediction
+from rewards.math_symbolic import _safe_prediction
+from rewards.math_symbolic import math_verify_module as _math_verify_module
 from rewards.timeout import call_with_limit
 
 # Wall-clock limit for math-verify on one completion, in seconds.
