@@ -2,11 +2,11 @@
 
     uv run python scripts/bench_rewards.py                 # tables on stdout
     uv run python scripts/bench_rewards.py --json out.json # also write the numbers
-    uv run python scripts/bench_rewards.py --examples /work/shared/paper-examples/examples.jsonl.gz
+    uv run python scripts/bench_rewards.py --examples FILE.jsonl.gz  # another examples file
 
 Real completions (`--examples`, default `../shared/paper-examples/examples.jsonl.gz` next to the
-repository): the paper's 1,653 model outputs (GSM8K, MATH-500, AMC23), each scored by the verifier
-of its dataset (`gsm8k`; `math` for MATH-500 and AMC23). `cold` clears the math verifier's caches
+checkout or one of its parents): the paper's 1,653 model outputs (GSM8K, MATH-500, AMC23), each
+scored by the verifier of its dataset (`gsm8k`; `math` for MATH-500 and AMC23). `cold` clears the math verifier's caches
 before every pass over the file (each distinct (answer, reference) pair pays for sympy once per
 pass), `cached` keeps them. Without the file the script says it is absent and skips these rows.
 Adversarial inputs also include megabyte-long degenerate loops and a megabyte of newlines.
@@ -95,8 +95,11 @@ def rate(fn, completions, answers, min_seconds: float = 1.0, cold: bool = True) 
             return done / elapsed
 
 
-# The paper's real completions (see /work/shared/paper-examples/README.md), next to the repository.
-DEFAULT_EXAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "paper-examples" / "examples.jsonl.gz"
+# The paper's real completions (see its README): shared/paper-examples next to the checkout or next
+# to one of its parents (a worktree), as scripts/grader_agreement.py finds them.
+EXAMPLES = "shared/paper-examples/examples.jsonl.gz"
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_EXAMPLES = next((p / EXAMPLES for p in ROOT.parents if (p / EXAMPLES).is_file()), ROOT.parent / EXAMPLES)
 
 
 def load_examples(path: Path) -> dict[str, tuple[list[str], list[str]]]:

@@ -1,6 +1,6 @@
 """The strict verifiers on the paper's real completions, against verdicts checked by hand.
 
-`../shared/paper-examples/examples.jsonl.gz` (or the file named by PODS_PAPER_EXAMPLES) holds 1,653
+`../shared/paper-examples/examples.jsonl.gz` (next to the checkout or one of its parents) holds 1,653
 completions of the paper's models with the authors' grader's verdicts. Where our verdict differs from
 theirs, each row was read by hand (docs/verifiers.md has the table); every other row must agree with
 the authors. Skipped when the file is absent. Run: uv run pytest tests/rewards/test_paper_examples.py
@@ -8,7 +8,6 @@ the authors. Skipped when the file is absent. Run: uv run pytest tests/rewards/t
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,8 @@ import pytest
 import rewards
 
 REPO = Path(__file__).resolve().parents[2]
-PAPER = Path(os.environ.get("PODS_PAPER_EXAMPLES", REPO.parent / "shared" / "paper-examples" / "examples.jsonl.gz"))
+EXAMPLES = "shared/paper-examples/examples.jsonl.gz"  # next to the checkout or one of its parents
+PAPER = next((p / EXAMPLES for p in REPO.parents if (p / EXAMPLES).is_file()), REPO.parent / EXAMPLES)
 
 # Row index -> the verdict by hand, for the rows where the strict verifiers and the authors differ.
 HAND = {
