@@ -23,10 +23,10 @@ _EXPORTS = {  # public name -> (module, attribute or None for the module itself)
     "group_advantages": ("pods.advantages", "group_advantages"),
     "PODSConfig": ("pods.integrations.trl", "PODSConfig"),
     "PODSTrainer": ("pods.integrations.trl", "PODSTrainer"),
-    "rewards": ("rewards", None),
-    "get_reward": ("rewards", "get"),
-    "reward_names": ("rewards", "names"),
-    "combined_rewards": ("rewards", "combined"),
+    "rewards": ("pods.rewards", None),
+    "get_reward": ("pods.rewards", "get"),
+    "reward_names": ("pods.rewards", "names"),
+    "combined_rewards": ("pods.rewards", "combined"),
 }
 __all__ = ["__version__", *_EXPORTS]
 

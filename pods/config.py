@@ -259,7 +259,7 @@ def _check_dataset(data) -> list[str]:
 def _check_rewards(data) -> list[str]:
     """Reward names must exist in the rewards registry (skipped if rewards/ is not importable)."""
     try:
-        import rewards as registry
+        from pods import rewards as registry
     except ImportError:
         return []
     problems, names = [], []

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewards.extract import last_boxed
+from pods.rewards.extract import last_boxed
 
 log = logging.getLogger("pods.data")
 

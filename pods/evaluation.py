@@ -124,7 +124,7 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
         if not full["reward"]:
-            import rewards
+            from pods import rewards
 
             same = full["name"] == d.name
             full["reward"] = run_reward if same else rewards.DATASET_REWARD.get(full["name"], full["name"])
@@ -135,7 +135,7 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
 
 def prepare_dataset(ds: dict, tokenizer):
     """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry."""
-    import rewards
+    from pods import rewards
     from pods import data
 
     examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"], **ds["options"])
@@ -161,7 +161,7 @@ def settings_of(eval_cfg, datasets: list[dict]) -> dict:
 def paper_graders(eval_cfg):
     """(answer_fn, format_fn) of the paper-compatible graders named by `eval_cfg.paper_grader`
     (`paper_answer` or `paper_answer_decimal`; null: none, (None, None))."""
-    import rewards
+    from pods import rewards
 
     name = eval_cfg.get("paper_grader")
     if not name:

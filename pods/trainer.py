@@ -93,7 +93,7 @@ def load_prompts(cfg, tokenizer):
 
 def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Weighted sum of the reward functions: (total [N], {name: [N]})."""
-    import rewards
+    from pods import rewards
 
     per_fn = {item["name"]: torch.tensor(rewards.get(item["name"])(texts, answers, **cols), dtype=torch.float32)
               for item in reward_cfg}

@@ -84,7 +84,7 @@ def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
 
 def task_data(s: WarmStartSettings, tokenizer):
     """(train prompt ids, train target ids, held-out prompt ids, held-out answers, verifier) for the task."""
-    import rewards
+    from pods import rewards
     from pods import data
 
     train = data.load_dataset(s.dataset, split="train", **s.options)

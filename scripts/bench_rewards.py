@@ -13,7 +13,7 @@ Adversarial inputs also include megabyte-long degenerate loops and a megabyte of
 
 Typical completions: ~1 KB of reasoning in <think> tags plus an answer block, half right, half
 wrong, answers in the formats of each dataset (for `math` a third need sympy, the rest are decided
-by the string/number fast path). Adversarial: the inputs of tests/rewards/test_robustness.py
+by the string/number fast path). Adversarial: the inputs of tests/pods/rewards/test_robustness.py
 (1 MB strings, 10k nested braces, power towers, factorials, expansion bombs, malformed LaTeX).
 `typical` clears the math verifier's caches before every batch of 240 (6 distinct answers per
 gold, repeated): sympy runs once per distinct (gold, answer) pair per batch; `cached` keeps them
@@ -30,8 +30,8 @@ import time
 from pathlib import Path
 
 
-import rewards  # noqa: E402
-from rewards import math_answer  # noqa: E402
+from pods import rewards  # noqa: E402
+from pods.rewards import math_answer  # noqa: E402
 from pods.io import atomic_write_json  # noqa: E402
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"

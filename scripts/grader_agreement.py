@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import rewards  # noqa: E402
-from rewards.paper import NUMBER_PATTERNS, answer_block, last_number  # noqa: E402
+from pods import rewards  # noqa: E402
+from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number  # noqa: E402
 
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
 EXAMPLES = "shared/paper-examples/examples.jsonl.gz"

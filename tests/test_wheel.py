@@ -5,7 +5,7 @@
 How, without downloading a CUDA torch: `uv build --wheel`, then a fresh venv of this interpreter's
 Python whose `_deps.pth` names this checkout's site-packages (torch, TRL, ... as locked; a plain path
 line, so that site-packages' own .pth files, among them the editable install of the checkout, are not
-processed), and `uv pip install --no-deps --offline` of the wheel: `pods` and `rewards` then come
+processed), and `uv pip install --no-deps --offline` of the wheel: `pods` (with `pods.rewards`) then comes
 from the venv's site-packages, which precede the .pth path. tests/fixtures/wheel_user.py runs there
 with the working directory in a temporary folder. Every other Python found on the machine
 (python3.12, python3.13 on PATH or in pyenv) gets a venv with only the wheel: it must install (Requires-Python) and
@@ -72,6 +72,9 @@ def test_wheel_trains_a_step_outside_the_checkout(wheel, tmp_path):
     user = tmp_path / "user"
     user.mkdir()
     shutil.copy(ROOT / "tests" / "fixtures" / "wheel_user.py", user / "train.py")
+    (user / "rewards.py").write_text(  # the user's own module named like ours used to be: must not shadow pods'
+        "def my_reward(completions, answer, **kwargs):\n"
+        "    return [float(a in c) + 0.1 * (len(c) % 4) for c, a in zip(completions, answer)]\n")
     env = {"PATH": str(py.parent) + ":/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "TRITON_INTERPRET": "1",
            "OMP_NUM_THREADS": "1"}
@@ -81,6 +84,7 @@ def test_wheel_trains_a_step_outside_the_checkout(wheel, tmp_path):
     assert not Path(res["pods"]).is_relative_to(ROOT)
     assert res["steps"] == 1 and res["kept"] == [1, 2]  # one group of n=4 per round, m=2 kept
     assert res["changed_tensors"] > 0 and "gsm8k" in res["reward_names"]
+    assert Path(res["user_rewards"]) == user / "rewards.py"  # their module and ours side by side
 
 
 @pytest.mark.parametrize("version", ["3.12", "3.13"])

@@ -6,7 +6,7 @@ Run: uv run pytest tests/pods/test_data_arithmetic.py
 import pytest
 
 from pods import arithmetic, data
-from rewards.arithmetic import arithmetic_reward
+from pods.rewards.arithmetic import arithmetic_reward
 
 
 def test_prompt_and_answer_format():
@@ -78,7 +78,7 @@ def test_bad_options(kwargs, message):
 @pytest.mark.slow  # importing reasoning-gym takes ~10 s
 def test_gsm_symbolic_offline():
     # reasoning-gym generates GSM8K-like problems locally; the gsm8k verifier grades them
-    from rewards import get
+    from pods.rewards import get
 
     ex = data.load_dataset("gsm_symbolic", split="test", size=3)
     assert len(ex) == 3 and all(e.prompt and e.answer for e in ex)

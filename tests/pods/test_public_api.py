@@ -10,14 +10,14 @@ from pods.extras import require
 
 
 def test_import_pods_loads_no_heavy_module():
-    code = ("import sys, pods; heavy = [m for m in ('torch', 'trl', 'transformers', 'numpy', 'rewards') "
+    code = ("import sys, pods; heavy = [m for m in ('torch', 'trl', 'transformers', 'numpy', 'pods.rewards') "
             "if m in sys.modules]; print(','.join(heavy) or 'none')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "none"
 
 
 def test_public_names_are_the_implementations():
-    import rewards
+    from pods import rewards
     from pods.advantages import group_advantages
     from pods.downsample import select
     from pods.integrations import trl
@@ -59,3 +59,14 @@ def test_missing_extra_names_the_extra(monkeypatch):
     with pytest.raises(ValueError, match="valid: analysis"):
         require("scipy", "plots")
     assert require("json", "analysis").__name__ == "json"
+
+
+def test_a_users_own_rewards_module_does_not_shadow_pods_rewards(tmp_path):
+    """A `rewards.py` in the user's working directory (imported first) leaves pods' registry intact."""
+    (tmp_path / "rewards.py").write_text("def get(name):\n    raise RuntimeError('the user module')\n")
+    code = ("import rewards, pods; from pods import rewards as ours; "
+            "print(rewards.__file__ != ours.__file__, ours.get('gsm8k')(['<answer>7</answer>'], ['7']), "
+            "'gsm8k' in pods.reward_names())")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "[1.0]", "True"]

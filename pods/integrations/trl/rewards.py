@@ -17,7 +17,7 @@ def trl_reward_funcs(specs: list[dict], answer_column: str = "answer") -> tuple[
     each adapter calls `rewards.get(name)(completions, answers, **columns)` (conversational
     completions are reduced to their text). Logged by TRL as `rewards/<name>/mean`.
     """
-    import rewards
+    from pods import rewards
 
     funcs, weights = [], []
     for spec in specs:

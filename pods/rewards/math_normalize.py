@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from rewards.numbers import to_fraction
+from pods.rewards.numbers import to_fraction
 
 _UNICODE = [("π", "\\pi "), ("√", "\\sqrt"), ("∞", "\\infty "), ("×", "\\times "), ("·", "\\cdot "), ("−", "-"),
             ("–", "-"), ("÷", "\\div "), ("≤", "\\le "), ("≥", "\\ge "), ("\u00a0", " ")]

@@ -3,7 +3,7 @@
 `../shared/paper-examples/examples.jsonl.gz` (next to the checkout or one of its parents) holds 1,653
 completions of the paper's models with the authors' grader's verdicts. Where our verdict differs from
 theirs, each row was read by hand (docs/verifiers.md has the table); every other row must agree with
-the authors. Skipped when the file is absent. Run: uv run pytest tests/rewards/test_paper_examples.py
+the authors. Skipped when the file is absent. Run: uv run pytest tests/pods/rewards/test_paper_examples.py
 """
 
 import gzip
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import rewards
+from pods import rewards
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = "shared/paper-examples/examples.jsonl.gz"  # next to the checkout or one of its parents
 PAPER = next((p / EXAMPLES for p in REPO.parents if (p / EXAMPLES).is_file()), REPO.parent / EXAMPLES)
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from rewards.extract import MAX_ANSWER_CHARS, final_answer
+from pods.rewards.extract import MAX_ANSWER_CHARS, final_answer
 
 # Default relative tolerance for numeric answers (1 %: answers rounded to 2-3 significant figures).
 REL_TOL = 0.01

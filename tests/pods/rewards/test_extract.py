@@ -1,11 +1,11 @@
 """Answer extraction: the final-answer rule, <answer> blocks, nested \\boxed{}, degenerate repetition.
 
-Run: uv run pytest tests/rewards/test_extract.py
+Run: uv run pytest tests/pods/rewards/test_extract.py
 """
 
 import pytest
 
-from rewards.extract import Final, answer_block, collapse_repetition, final, final_answer, last_boxed, last_number
+from pods.rewards.extract import Final, answer_block, collapse_repetition, final, final_answer, last_boxed, last_number
 
 BOXED_CASES = [
     # a MATH label with nested braces: the authors' code cut at the first '}' and returned \frac{1

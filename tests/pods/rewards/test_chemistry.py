@@ -1,9 +1,9 @@
-"""Chemistry reward: letters, numbers with units, formulas, text. Run: uv run pytest tests/rewards/test_chemistry.py"""
+"""Chemistry reward: letters, numbers with units, formulas, text. Run: uv run pytest tests/pods/rewards/test_chemistry.py"""
 
 import pytest
 
 from pods import data
-from rewards.chemistry import chemistry_reward
+from pods.rewards.chemistry import chemistry_reward
 
 CASES = [
     # numeric within 1 % relative tolerance, same unit

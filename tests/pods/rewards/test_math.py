@@ -1,11 +1,11 @@
-"""MATH / MATH-500 / AMC23 reward: fast path + math-verify. Run: uv run pytest tests/rewards/test_math.py"""
+"""MATH / MATH-500 / AMC23 reward: fast path + math-verify. Run: uv run pytest tests/pods/rewards/test_math.py"""
 
 import threading
 
 import pytest
 
 from pods import data
-from rewards.math_answer import gold_answer, math_reward, normalize, score_one
+from pods.rewards.math_answer import gold_answer, math_reward, normalize, score_one
 
 CASES = [
     # \dfrac vs \frac (fast path)
@@ -155,7 +155,7 @@ def test_hard_time_limit_cuts_a_slow_verification(monkeypatch):
     # whatever sympy does, one completion costs at most about the limit (here 0.2 s)
     import time
 
-    from rewards import math_answer, math_symbolic
+    from pods.rewards import math_answer, math_symbolic
 
     def slow(*args):
         while True:

@@ -1,10 +1,10 @@
-"""The number an answer text states (rewards.numbers). Run: uv run pytest tests/rewards/test_numbers.py"""
+"""The number an answer text states (rewards.numbers). Run: uv run pytest tests/pods/rewards/test_numbers.py"""
 
 from fractions import Fraction
 
 import pytest
 
-from rewards.numbers import clean, stated_number, to_fraction
+from pods.rewards.numbers import clean, stated_number, to_fraction
 
 F = Fraction
 

@@ -3,7 +3,7 @@ r"""LaTeX to plain text as the paper's grader sees it: `latex_to_text(r"\frac{\p
 The authors' grader (YixuanEvenXu/pods utils/grader.py `_parse_latex`, lines 31-46) turns answers
 that contain a backslash into text with pylatexenc 2.10's `LatexNodes2Text().latex_to_text`
 before comparing strings. pylatexenc is not a dependency here, so this module re-implements the
-part answers use, with pylatexenc's conventions (tests/rewards/test_paper_latex.py holds its real
+part answers use, with pylatexenc's conventions (tests/pods/rewards/test_paper_latex.py holds its real
 outputs): maths `$..$` / `\(..\)` -> the stripped content, display maths and equation
 environments -> an indented line; `\frac{a}{b}` -> `a/b` (`\dfrac` is unknown to it: `ab`);
 `\sqrt[n]{x}` -> `√(x)`; `\text{..}`-like macros -> their content; `\mathbb{R}` -> `ℝ`; accents

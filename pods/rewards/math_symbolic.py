@@ -30,7 +30,7 @@ import logging
 import math
 import re
 
-from rewards.timeout import call_with_limit
+from pods.rewards.timeout import call_with_limit
 
 # Longest prediction handed to sympy; longer ones are not verified (the fast path had its chance).
 MAX_PRED_CHARS = 512

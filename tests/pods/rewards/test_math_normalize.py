@@ -1,10 +1,10 @@
-"""Normaliser and exact fast path of the math verifier. Run: uv run pytest tests/rewards/test_math_normalize.py"""
+"""Normaliser and exact fast path of the math verifier. Run: uv run pytest tests/pods/rewards/test_math_normalize.py"""
 
 from fractions import Fraction
 
 import pytest
 
-from rewards.math_normalize import exact_value, for_sympy, is_arithmetic, is_prose, normalize
+from pods.rewards.math_normalize import exact_value, for_sympy, is_arithmetic, is_prose, normalize
 
 NORMALIZE_CASES = [
     # \left/\right, \dfrac, spaces

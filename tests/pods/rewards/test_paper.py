@@ -3,7 +3,7 @@ r"""rewards.paper: the authors' grader, verdict for verdict.
 The main test replays ../shared/paper-examples/examples.jsonl.gz (1,653 real completions with the
 authors' stored verdicts) and requires 100 % agreement; the tables pin the protocol's known
 quirks (each verdict below is also what the authors' utils/grader.py returns).
-Run: uv run pytest tests/rewards/test_paper.py
+Run: uv run pytest tests/pods/rewards/test_paper.py
 """
 
 import gzip
@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-import rewards
-from rewards.paper import answer_block, last_number, paper_correct, paper_format_ok
-from rewards.paper_normalize import mathd, prm, same_answer
+from pods import rewards
+from pods.rewards.paper import answer_block, last_number, paper_correct, paper_format_ok
+from pods.rewards.paper_normalize import mathd, prm, same_answer
 
 # shared/paper-examples next to the checkout (../shared) or next to one of its parents (worktrees)
-EXAMPLES = next((p / "shared/paper-examples/examples.jsonl.gz" for p in Path(__file__).resolve().parents[2].parents
+EXAMPLES = next((p / "shared/paper-examples/examples.jsonl.gz" for p in Path(__file__).resolve().parents[3].parents
                  if (p / "shared/paper-examples/examples.jsonl.gz").is_file()), Path("../shared/paper-examples/examples.jsonl.gz"))
 # the paper's grader per model of the examples file (see its README)
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}

@@ -1,6 +1,6 @@
 """The three rewards of the authors' 8-GPU runs (open-r1 fork), written from their semantics.
 
-    from rewards.openr1 import openr1_accuracy
+    from pods.rewards.openr1 import openr1_accuracy
     openr1_accuracy(["<answer>\\n$72$\\n</answer>", "<answer>\\n72\\n</answer>"], ["72", "72"])  # [1.0, 0.0]
 
 Registered as `openr1_accuracy`, `openr1_format` and `openr1_tags`; the paper's 8-GPU presets
@@ -41,9 +41,9 @@ import functools
 import logging
 import math
 
-from rewards.math_symbolic import _safe_prediction
-from rewards.math_symbolic import math_verify_module as _math_verify_module
-from rewards.timeout import call_with_limit
+from pods.rewards.math_symbolic import _safe_prediction
+from pods.rewards.math_symbolic import math_verify_module as _math_verify_module
+from pods.rewards.timeout import call_with_limit
 
 # Wall-clock limit for math-verify on one completion, in seconds.
 TIME_LIMIT_S = 1.0

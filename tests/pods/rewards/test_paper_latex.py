@@ -2,12 +2,12 @@ r"""rewards.paper_latex: LaTeX to text with pylatexenc 2.10's output (the conver
 
 Every expected value below is what pylatexenc 2.10 `LatexNodes2Text().latex_to_text` returns for
 the input (computed with the real library, which is not a dependency of this suite).
-Run: uv run pytest tests/rewards/test_paper_latex.py
+Run: uv run pytest tests/pods/rewards/test_paper_latex.py
 """
 
 import pytest
 
-from rewards.paper_latex import LatexError, latex_to_text
+from pods.rewards.paper_latex import LatexError, latex_to_text
 
 CASES = [
     # fraction

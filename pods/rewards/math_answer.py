@@ -29,10 +29,10 @@ import functools
 import logging
 from fractions import Fraction
 
-from rewards import math_symbolic
-from rewards.extract import final, last_boxed
-from rewards.math_normalize import exact_value, for_sympy, is_arithmetic, is_prose, normalize
-from rewards.numbers import stated_number
+from pods.rewards import math_symbolic
+from pods.rewards.extract import final, last_boxed
+from pods.rewards.math_normalize import exact_value, for_sympy, is_arithmetic, is_prose, normalize
+from pods.rewards.numbers import stated_number
 
 # Hard wall-clock limit for the math-verify part of one completion, in seconds.
 TIME_LIMIT_S = 1.0

@@ -1,7 +1,7 @@
 """Untrusted completions: every verifier returns a score quickly, never hangs or raises.
 
 The bound per completion is generous (CI noise must not flake it); the real timings are in
-scripts/bench_rewards.py. Run: uv run pytest tests/rewards/test_robustness.py
+scripts/bench_rewards.py. Run: uv run pytest tests/pods/rewards/test_robustness.py
 """
 
 import threading
@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-import rewards
-from rewards import math_answer
-from rewards.timeout import call_with_limit
+from pods import rewards
+from pods.rewards import math_answer
+from pods.rewards.timeout import call_with_limit
 
 # Seconds one adversarial completion may take at most (real numbers: milliseconds, see the benchmark).
 BOUND_S = 5.0

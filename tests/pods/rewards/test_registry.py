@@ -1,8 +1,8 @@
-"""Registry and combined rewards. Run: uv run pytest tests/rewards/test_registry.py"""
+"""Registry and combined rewards. Run: uv run pytest tests/pods/rewards/test_registry.py"""
 
 import pytest
 
-import rewards
+from pods import rewards
 
 
 def test_names_and_get():

@@ -1,9 +1,9 @@
-"""GSM8K reward: final number vs the `####` gold. Run: uv run pytest tests/rewards/test_gsm8k.py"""
+"""GSM8K reward: final number vs the `####` gold. Run: uv run pytest tests/pods/rewards/test_gsm8k.py"""
 
 import pytest
 
 from pods import data
-from rewards.gsm8k import gsm8k_reward
+from pods.rewards.gsm8k import gsm8k_reward
 
 FIXTURES = "tests/fixtures/gsm8k"
 

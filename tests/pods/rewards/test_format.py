@@ -1,9 +1,9 @@
-"""Format rewards and the strict check for for_acc. Run: uv run pytest tests/rewards/test_format.py"""
+"""Format rewards and the strict check for for_acc. Run: uv run pytest tests/pods/rewards/test_format.py"""
 
 import pytest
 
-import rewards
-from rewards.format import format_reward, strict_format, tags_reward
+from pods import rewards
+from pods.rewards.format import format_reward, strict_format, tags_reward
 
 GOOD = "<think>2+2=4</think><answer>4</answer>"
 

@@ -13,14 +13,14 @@ correct when
    fractions `a/b` written identically after removing thousands commas (grader.py lines 262-285).
 Every quirk is kept on purpose (a `\text{ ` unit cut, `0.5` == `\frac{1}{2}`, `2.99999999` -> `2`,
 "billion" -> `*10^9`, a unit name removed anywhere in the text, ...): these functions decide what
-counts as the paper's accuracy, not what is right. rewards/paper.py builds the rewards from it.
+counts as the paper's accuracy, not what is right. pods/rewards/paper.py builds the rewards from it.
 """
 
 from __future__ import annotations
 
 import re
 
-from rewards.paper_latex import LatexError, latex_to_text
+from pods.rewards.paper_latex import LatexError, latex_to_text
 
 _TEXT_WRAPPED = re.compile(r"^\\text\{(?P<text>.+?)\}$")
 _PROPER_COMMAS = re.compile(r"(\d)(,)(\d\d\d)($|\D)")

@@ -16,7 +16,7 @@ Usage: `arithmetic_reward(["0579"], ["0579"]) == [1.0]`.
 
 from __future__ import annotations
 
-from rewards.extract import answer_block
+from pods.rewards.extract import answer_block
 
 # Longest digit run read from a completion (a run longer than any answer scores 0 anyway).
 MAX_DIGITS = 64

@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
-from rewards.extract import final, last_number
-from rewards.numbers import stated_number, to_fraction
+from pods.rewards.extract import final, last_number
+from pods.rewards.numbers import stated_number, to_fraction
 
 __all__ = ["gold_number", "gsm8k_reward", "predicted_number", "to_fraction"]
 

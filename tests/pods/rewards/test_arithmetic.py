@@ -1,9 +1,9 @@
-"""Exact-match reward of the embedded arithmetic task. Run: uv run pytest tests/rewards/test_arithmetic.py"""
+"""Exact-match reward of the embedded arithmetic task. Run: uv run pytest tests/pods/rewards/test_arithmetic.py"""
 
 import pytest
 
 from pods import data
-from rewards.arithmetic import arithmetic_reward, extract_digits
+from pods.rewards.arithmetic import arithmetic_reward, extract_digits
 
 CASES = [
     # the exact zero-padded answer

@@ -12,7 +12,7 @@ Registered rewards (each `(completions, answers, **columns) -> list[float]` of 1
                           one space or newline, `<answer>`, anything, `</answer>`, optionally one space
                           or newline (and, as Python's `$` allows, one final newline).
 A completion is correct (`answer_correct`, utils/data.py line 65) when ANY of three strings is the
-same answer as the reference after the two string normalisations of rewards/paper_normalize.py:
+same answer as the reference after the two string normalisations of pods/rewards/paper_normalize.py:
 1. the whole completion;
 2. the text after the last `<answer>` up to the next `</answer>`, stripped (the whole text when
    there is no tag);
@@ -21,14 +21,14 @@ There is no symbolic equivalence (the authors switched sympy off), so these grad
 correct one: `$70,000` has last number `000` under `\d+`; `(3, π/2)` never matches
 `\left( 3, \frac{\pi}{2} \right)`; a completion cut off after several candidate numbers can be
 marked correct by its last one. Use them to compare with the paper, never as a training signal
-you trust. tests/rewards/test_paper.py checks every verdict of ../shared/paper-examples.
+you trust. tests/pods/rewards/test_paper.py checks every verdict of ../shared/paper-examples.
 """
 
 from __future__ import annotations
 
 import re
 
-from rewards.paper_normalize import same_answer
+from pods.rewards.paper_normalize import same_answer
 
 NUMBER_PATTERNS = {"paper_answer": re.compile(r"\d+"), "paper_answer_decimal": re.compile(r"[\d.,]+")}
 _THINK_ANSWER = re.compile(r"</think>[ \n]?<answer>")

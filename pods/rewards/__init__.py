@@ -1,11 +1,11 @@
-"""Verifiable reward functions, by name. One contract for all of them:
+"""Verifiable reward functions (`pods.rewards`), by name. One contract for all of them:
 
     fn(completions: list[str], answers: list[str], **columns) -> list[float]   # one score each
 
 `columns` are extra dataset columns (per-completion lists), ignored by functions that do not use
 them. Registered names (see each module's docstring for exactly what it accepts):
-- `gsm8k`      rewards.gsm8k        last number == gold number (1.0 / 0.0)
-- `math`       rewards.math_answer  MATH / MATH-500 / AMC23 equivalence via math-verify (1.0 / 0.0)
+- `gsm8k`      rewards.gsm8k        the number the final answer states == gold (rewards.numbers; 1.0 / 0.0)
+- `math`       rewards.math_answer  MATH / MATH-500 / AMC23 equivalence (exact fast path, then math-verify; 1.0 / 0.0)
 - `chemistry`  rewards.chemistry    option letter / number+unit with tolerance / formula (1.0 / 0.0)
 - `arithmetic` rewards.arithmetic   embedded task: leading digits == gold exactly (1.0 / 0.0)
 - `format`     rewards.format       strict `<think>..</think><answer>..</answer>` (1.0 / 0.0)
@@ -17,7 +17,7 @@ them. Registered names (see each module's docstring for exactly what it accepts)
 - `strict_format` is also exported as a predicate, `strict_format(text) -> bool`, for `for_acc`.
 
 Usage:
-    import rewards
+    from pods import rewards
     scores = rewards.get("gsm8k")(["<answer>72</answer>"], ["72"])            # [1.0]
     reward = rewards.combined([{"name": "gsm8k", "weight": 1.0},
                                {"name": "format", "weight": 0.1}, {"name": "tags", "weight": 0.1}])
@@ -29,13 +29,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Callable
 
-from rewards.arithmetic import arithmetic_reward
-from rewards.chemistry import chemistry_reward
-from rewards.format import format_reward, strict_format, tags_reward
-from rewards.gsm8k import gsm8k_reward
-from rewards.math_answer import math_reward
-from rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
-from rewards.paper import paper_answer_decimal_reward, paper_answer_reward, paper_format_reward
+from pods.rewards.arithmetic import arithmetic_reward
+from pods.rewards.chemistry import chemistry_reward
+from pods.rewards.format import format_reward, strict_format, tags_reward
+from pods.rewards.gsm8k import gsm8k_reward
+from pods.rewards.math_answer import math_reward
+from pods.rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
+from pods.rewards.paper import paper_answer_decimal_reward, paper_answer_reward, paper_format_reward
 
 RewardFn = Callable[..., list[float]]
 
