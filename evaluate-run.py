@@ -1,7 +1,7 @@
 """Evaluate every complete checkpoint of a training run (and the base model) on held-out data.
 
-    uv run python evaluate-run.py run_dir=checkpoints/<run>                 # config/evaluate.yaml
-    uv run python evaluate-run.py run_dir=checkpoints/<run> repeats=1 max_tokens=64 base=false
+    uv run python evaluate-run.py run_dir=checkpoints/<run>                 # sampled as the run trained
+    uv run python evaluate-run.py run_dir=checkpoints/<run> protocol=paper  # the paper's evaluation
 
 Writes `<run_dir>/eval_results.json` in the paper's layout (see pods/evaluation.py) after every
 (checkpoint, dataset, repeat), so an interrupted sweep continues where it stopped when rerun.

@@ -149,6 +149,33 @@ def prepare_dataset(ds: dict, tokenizer):
     return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
 
 
+# evaluation setting -> the run's config key it defaults to when left null
+FROM_RUN = {"temperature": "rl.temperature", "top_p": "rl.top_p", "max_tokens": "rl.max_completion_tokens",
+            "max_prompt_tokens": "rl.max_prompt_tokens"}
+
+
+def with_run_defaults(eval_cfg, run_cfg):
+    """(eval_cfg with every null FROM_RUN setting taken from the run's config, header lines).
+
+    So a run is evaluated the way it sampled during training (the demo's 6-token answers are not
+    given 512 tokens) unless a setting is given; the header says where each value came from.
+    """
+    from omegaconf import OmegaConf
+
+    cfg, lines = OmegaConf.create(OmegaConf.to_container(eval_cfg, resolve=True)), []
+    for key, run_key in FROM_RUN.items():
+        if cfg.get(key) is None:
+            value = OmegaConf.select(run_cfg, run_key)
+            if value is None and key != "max_prompt_tokens":
+                raise ValueError(f"{key}=null means the run's {run_key}, which its config.yaml does not set; "
+                                 f"give {key}=VALUE")
+            cfg[key] = value
+            lines.append(f"{key}={value} (the run's {run_key})")
+        else:
+            lines.append(f"{key}={cfg[key]} (given)")
+    return cfg, lines
+
+
 def settings_of(eval_cfg, datasets: list[dict]) -> dict:
     """What must not change between resumes of one results file."""
     return {"temperature": float(eval_cfg.temperature), "max_tokens": int(eval_cfg.max_tokens),
@@ -178,7 +205,8 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
 
     eval_cfg keys: repeats, temperature, max_tokens, top_p, seed, batch_size, base, examples,
     datasets, max_prompt_tokens, paper_grader, output (null: <run_dir>/eval_results.json), backend
-    (null: the run's). Repeat r samples with seed `seed + 1000 * r`, the same for every checkpoint
+    (null: the run's). temperature, top_p, max_tokens and max_prompt_tokens left null take the
+    run's own settings (`with_run_defaults`). Repeat r samples with seed `seed + 1000 * r`, the same for every checkpoint
     and run.
     """
     from omegaconf import OmegaConf
@@ -191,7 +219,10 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     run_cfg = OmegaConf.load(run_dir / "config.yaml")
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
+    eval_cfg, header = with_run_defaults(eval_cfg, run_cfg)
     datasets = eval_datasets(eval_cfg, run_cfg)
+    log(f"{run_dir}: " + ", ".join(header) + f", repeats={eval_cfg.repeats}, datasets: "
+        + ", ".join(d["key"] for d in datasets))
     paper_fn, paper_format_fn = paper_graders(eval_cfg)
     results = ResultsFile(eval_cfg.get("output") or run_dir / RESULTS_FILE, settings_of(eval_cfg, datasets),
                           metrics=METRICS + (PAPER_METRICS if paper_fn else ()))

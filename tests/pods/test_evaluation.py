@@ -243,7 +243,7 @@ def test_sweep_reports_strict_and_paper_accuracy(gsm8k_run):
     assert got["for_acc"] == [0.5] and got["paper_for_acc"] == [0.5] and got["paper_both_acc"] == [0.5]
     assert [(e["correct"], e["paper_correct"]) for e in results.data["examples"]["base"]["gsm8k"]] == [
         (False, True), (True, True)]
-    assert "ans_acc 0.5000" in lines[0] and "paper (paper_answer): ans_acc 1.0000" in lines[0]
+    assert "ans_acc 0.5000" in lines[1] and "paper (paper_answer): ans_acc 1.0000" in lines[1]
     # null: no paper metrics at all
     off = evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX}}}]", "paper_grader=null",
                                    f"output={run_dir}/off.json"), log=lambda *a: None, build=build)
@@ -276,3 +276,42 @@ def test_long_test_prompts_are_left_out_like_the_paper(gsm8k_run):
     with pytest.raises(ValueError, match="every prompt is longer than max_prompt_tokens=5"):
         evaluate_run(run_dir, ev("max_prompt_tokens=5", one, f"output={run_dir}/x.json"), log=lambda *a: None,
                      build=build)
+
+
+def _compose(*overrides):
+    from pathlib import Path
+
+    from hydra import compose, initialize_config_dir
+
+    config_dir = str(Path(__file__).resolve().parents[2] / "config")
+    with initialize_config_dir(config_dir=config_dir, version_base=None):
+        return compose(config_name="evaluate", overrides=["run_dir=x", *overrides])
+
+
+def test_generation_settings_default_to_the_runs_own():
+    from omegaconf import OmegaConf
+
+    from pods.evaluation import with_run_defaults
+
+    run = OmegaConf.create({"rl": {"temperature": 1.0, "top_p": 0.95, "max_completion_tokens": 6,
+                                   "max_prompt_tokens": 64}})
+    cfg, header = with_run_defaults(_compose(), run)  # the demo's 6-token answers get 6 tokens, not 512
+    assert (cfg.temperature, cfg.top_p, cfg.max_tokens, cfg.max_prompt_tokens) == (1.0, 0.95, 6, 64)
+    assert "max_tokens=6 (the run's rl.max_completion_tokens)" in header
+    cfg, header = with_run_defaults(_compose("max_tokens=32", "temperature=0"), run)
+    assert (cfg.max_tokens, cfg.temperature, cfg.top_p) == (32, 0, 0.95)
+    assert "max_tokens=32 (given)" in header and "temperature=0 (given)" in header
+    with pytest.raises(ValueError, match="give max_tokens=VALUE"):
+        with_run_defaults(_compose(), OmegaConf.create({"rl": {"temperature": 1.0, "top_p": 1.0}}))
+
+
+def test_the_paper_protocols_are_explicit_presets():
+    paper = _compose("protocol=paper")
+    assert (paper.repeats, paper.temperature, paper.max_tokens, paper.max_prompt_tokens) == (5, 0.9, 512, 512)
+    assert [d["name"] for d in paper.datasets] == ["amc23", "gsm8k", "math500"]
+    assert paper.paper_grader == "paper_answer"
+    llama = _compose("protocol=paper_llama")
+    assert [d["name"] for d in llama.datasets] == ["gsm8k"] and llama.paper_grader == "paper_answer_decimal"
+    assert _compose("protocol=paper", "repeats=2").repeats == 2  # still overridable
+    plain = _compose()
+    assert plain.repeats == 1 and plain.max_tokens is None and plain.temperature is None
