@@ -5,7 +5,7 @@
     uv run python scripts/bench_rewards.py --examples FILE.jsonl.gz  # another examples file
 
 Real completions (`--examples`, default `paper-data/examples.jsonl.gz` from scripts/paper_data.py, else
-the 1,653-row sample some development machines keep in ../shared/paper-examples): the paper's model
+the project's 1,653-row sample in a shared/paper-examples folder beside the checkout): the paper's model
 outputs (GSM8K, MATH-500, AMC23), each
 scored by the verifier of its dataset (`gsm8k`; `math` for MATH-500 and AMC23). `cold` clears the math verifier's caches
 before every pass over the file (each distinct (answer, reference) pair pays for sympy once per

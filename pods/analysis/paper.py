@@ -4,7 +4,7 @@
 from the paper-results folder and writes `<out>/<name>.png|pdf`. Curve panels are drawn against
 hours and against steps; `step-time` draws seconds-per-step bars derived from checkpoint steps.
 
-Use: `for name in FIGURES: draw_figure(name, "../shared/paper-results", "figures")`.
+Use: `for name in FIGURES: draw_figure(name, "paper-data/results", "figures")`.
 """
 
 from __future__ import annotations

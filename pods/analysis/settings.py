@@ -7,7 +7,7 @@ A SETTING is, tried in this order:
 3. a file-name prefix in --results: all `<prefix>-Run<k>.json` (the paper's layout);
 4. a prefix of run directories in --results named `<prefix>-s<k>` / `<prefix>-seed<k>` / `<prefix>_seed<k>`.
 
-Use: `runs = load_setting("Instruct-GSM8K-512-16-16", "../shared/paper-results", hours_per_checkpoint=0.5)`.
+Use: `runs = load_setting("Instruct-GSM8K-512-16-16", "paper-data/results", hours_per_checkpoint=0.5)`.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ There is no symbolic equivalence (the authors switched sympy off), so these grad
 correct one: `$70,000` has last number `000` under `\d+`; `(3, π/2)` never matches
 `\left( 3, \frac{\pi}{2} \right)`; a completion cut off after several candidate numbers can be
 marked correct by its last one. Use them to compare with the paper, never as a training signal
-you trust. tests/pods/rewards/test_paper.py checks every verdict of ../shared/paper-examples.
+you trust. tests/pods/rewards/test_paper.py checks every verdict of
+the authors' published completions (scripts/paper_data.py).
 """
 
 from __future__ import annotations
