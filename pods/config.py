@@ -23,16 +23,13 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from pods import aliases
+from pods.errors import ConfigError  # noqa: F401  (importable as pods.config.ConfigError)
 from pods.config_schema import (  # noqa: F401  (re-exported: pods.config.TrainConfig etc.)
     ALGORITHMS, DTYPES, GPU_ONLY_BACKENDS, OPTIMIZERS, SAVE_STRATEGIES, SCHEDULERS, DatasetConfig, LoggingConfig,
     LoraConfig, ModelConfig, OptimConfig, RLConfig, TinyConfig, TrainConfig,
 )
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
-
-
-class ConfigError(ValueError):
-    """A config problem found at start-up; the message says what to change."""
 
 
 REMOVED_KEYS = {  # keys of earlier versions: what replaced them
@@ -112,10 +109,14 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     from pods.backends import BACKENDS
     from pods.downsample import RULES
 
+    from pods import checks
+
     p: list[str] = _unknown_keys("", cfg, TrainConfig)
     p = [s.replace("key .", "key ") for s in p]
+    p += checks.schema_problems(cfg, TrainConfig, choices=_choices())  # types first: the checks below compare values
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+    p += checks.train_problems(cfg)  # ranges, the run directory, the `Any` fields
     rl, optim, model, data = cfg.rl, cfg.optim, cfg.model, cfg.dataset
 
     def positive(name, value, allow_none=False):
@@ -128,20 +129,20 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
                  "max_completion_tokens", "save_steps"):
         positive(f"rl.{name}", rl[name])
     positive("rl.save_interval", rl.save_interval)
-    positive("rl.max_steps", rl.max_steps, allow_none=True)
-    positive("rl.max_time", rl.max_time, allow_none=True)
     positive("optim.lr", optim.lr)
     if isinstance(rl.max_nonfinite_steps, bool) or not isinstance(rl.max_nonfinite_steps, int) \
             or rl.max_nonfinite_steps < 1:
         p.append(f"rl.max_nonfinite_steps must be an integer >= 1 (1: stop at the first non-finite step), "
                  f"got {rl.max_nonfinite_steps!r}")
     p += _check_saving(rl)
-    if rl.temperature is None or rl.temperature < 0:
-        p.append(f"rl.temperature must be >= 0 (0 = greedy), got {rl.temperature!r}")
-    elif rl.temperature == 0 and rl.logprob_temperature:
-        p.append("rl.logprob_temperature=true divides the logits by rl.temperature, which is 0: "
-                 "set rl.logprob_temperature=false or a temperature > 0")
-    if rl.beta is None or rl.beta < 0:
+    if rl.temperature < 0:
+        p.append(f"rl.temperature must be >= 0, got {rl.temperature!r}")
+    elif rl.temperature == 0:  # m >= 2, so n >= 2: identical greedy rollouts
+        p.append(f"rl.temperature=0 samples greedily: the rl.n={rl.n} rollouts of a prompt would be identical, "
+                 "so their rewards have no spread and the update no gradient"
+                 + (", and rl.logprob_temperature=true divides the logits by rl.temperature, which is 0"
+                    if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
+    if rl.beta < 0:
         p.append(f"rl.beta must be >= 0, got {rl.beta!r}")
     if rl.max_steps is None and rl.max_time is None:
         p.append("the run never stops: set rl.max_steps or rl.max_time")
@@ -210,6 +211,18 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown model.tiny.arch {model.tiny.arch!r}; valid: qwen2, llama")
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+
+
+def _choices() -> dict[str, tuple]:
+    """Valid names of the string settings that name a choice (listed when such a setting is not a string)."""
+    from pods import data
+    from pods.advantages import SCALES, STDS
+    from pods.downsample import RULES
+
+    return {"rl.rule": RULES, "rl.algorithm": ALGORITHMS, "rl.save_strategy": SAVE_STRATEGIES,
+            "rl.scale_rewards": SCALES, "rl.advantage_std": STDS, "rl.aggregation": ("sequence", "token"),
+            "optim.name": OPTIMIZERS, "optim.scheduler": SCHEDULERS, "model.dtype": ("auto", *DTYPES),
+            "dataset.name": tuple(sorted(data.DATASETS)), "dataset.prompt_style": data.STYLES}
 
 
 def _check_schedule(optim) -> list[str]:

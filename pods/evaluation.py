@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pods.backends.base import Sampling
+from pods.errors import ConfigError
 from pods.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
                           checkpoint_step)
 
@@ -120,7 +121,7 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         e = dict(e)
         unknown = sorted(set(e) - set(defaults))
         if unknown:
-            raise ValueError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
+            raise ConfigError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
         keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
         if not full["reward"]:
@@ -143,7 +144,7 @@ def prepare_dataset(ds: dict, tokenizer):
                                                system_prompt=ds["system_prompt"],
                                                max_prompt_tokens=ds.get("max_prompt_tokens"))
     if not examples:
-        raise ValueError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")
+        raise ConfigError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")
     cols = data.meta_columns(examples)
     fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
     return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
@@ -195,8 +196,8 @@ def paper_graders(eval_cfg):
         return None, None
     valid = ("paper_answer", "paper_answer_decimal")
     if name not in valid:
-        raise ValueError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
-                         "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
+        raise ConfigError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
+                          "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
     return rewards.get(name), rewards.get("paper_format")
 
 
@@ -215,7 +216,7 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
-        raise ValueError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
+        raise ConfigError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
     run_cfg = OmegaConf.load(run_dir / "config.yaml")
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
