@@ -224,6 +224,9 @@ def eval_problems(cfg) -> list[str]:
         "seed": lambda v: integer("seed", v, low=0, high=SEED_MAX),
         "batch_size": lambda v: integer("batch_size", v, low=1),
         "examples": lambda v: integer("examples", v, low=0),
+        "max_prompt_tokens": lambda v: integer("max_prompt_tokens", v, low=1, none_ok=True, why="null keeps all"),
+        "paper_grader": lambda v: [] if v in (None, "paper_answer", "paper_answer_decimal") else
+        [f"paper_grader must be paper_answer, paper_answer_decimal or null, got {v!r}"],
         "base": lambda v: [] if isinstance(v, bool) else [f"base must be true or false, got {v!r}"],
         "output": lambda v: [] if v is None or (isinstance(v, str) and v) else
         [f"output must be a file path or null, got {v!r}"],
