@@ -16,9 +16,10 @@
 - `CheckpointError`: a checkpoint or run directory that cannot be used as asked.
 - `ResultsError`: a results file (eval_results.json, metrics.jsonl, the paper's JSON/CSV) that
   the analysis scripts cannot read; names the file.
+- `MissingExtra`: an optional extra is not installed (pods.extras.require); names the install command.
 
 The user-facing subclasses also derive from the builtin error they replace (ValueError,
-RuntimeError), so code that caught those keeps working. Anything that is not a PodsError is a bug
+RuntimeError, ImportError), so code that caught those keeps working. Anything that is not a PodsError is a bug
 or an environment problem: the CLIs keep its traceback (pods.cli).
 """
 
@@ -45,3 +46,7 @@ class CheckpointError(PodsError, RuntimeError):
 
 class ResultsError(PodsError, ValueError):
     """A results or metrics file that cannot be read; the message names the file."""
+
+
+class MissingExtra(PodsError, ImportError):
+    """An optional dependency is not installed; the message names the extra to install (pods.extras)."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pods.backends.base import Sampling
-from pods.errors import ConfigError
+from pods.errors import CheckpointError, ConfigError
 from pods.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
                           checkpoint_step)
 
@@ -134,12 +134,13 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     return out
 
 
-def prepare_dataset(ds: dict, tokenizer):
-    """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry."""
+def prepare_dataset(ds: dict, tokenizer, examples=None):
+    """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry;
+    `examples`: its examples already read by pods.data.load_examples (read here when None)."""
     from pods import rewards
     from pods import data
 
-    examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"], **ds["options"])
+    examples = data.load_examples(ds) if examples is None else examples
     examples, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"],
                                                system_prompt=ds["system_prompt"],
                                                max_prompt_tokens=ds.get("max_prompt_tokens"))
@@ -201,6 +202,45 @@ def paper_graders(eval_cfg):
     return rewards.get(name), rewards.get("paper_format")
 
 
+def _run_config(path: Path):
+    """The run's config.yaml, or a ConfigError when it is not one train.py wrote."""
+    from omegaconf import DictConfig, OmegaConf
+
+    try:
+        cfg = OmegaConf.load(path)
+    except Exception as err:  # noqa: BLE001 - YAML syntax or I/O: OmegaConf/yaml raise several types
+        raise ConfigError(f"{path}: cannot be read as YAML ({type(err).__name__}: {err}); restore the config.yaml "
+                          "train.py wrote") from None
+    missing = [k for k in ("dataset.name", "dataset.rewards", "backend.name", "model.name")
+               if OmegaConf.select(cfg, k, default=None) is None] if isinstance(cfg, DictConfig) else ["all keys"]
+    if missing:
+        raise ConfigError(f"{path}: lacks {', '.join(missing)}; not a config.yaml written by train.py")
+    return cfg
+
+
+def _checked_dataset(ds: dict):
+    """An evaluation entry's examples, read (and its verifiers looked up) before any model loads."""
+    from pods import data, rewards
+
+    for key in ("reward", "format_reward"):
+        if ds[key]:
+            try:
+                rewards.get(ds[key])
+            except ValueError as err:
+                raise ConfigError(f"evaluation dataset {ds['key']}: {key}: {err}") from None
+    return data.load_examples(ds)
+
+
+def _elapsed(checkpoint: Path) -> float:
+    """Training seconds of a checkpoint from its state.json; CheckpointError naming the file when damaged."""
+    f = checkpoint / "state.json"
+    try:
+        return float(json.loads(f.read_text(encoding="utf-8"))["elapsed_seconds"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"{f}: damaged ({type(err).__name__}: {err}); it holds no training time. Move "
+                              f"{checkpoint.name} out of {checkpoint.parent} to evaluate the others") from None
+
+
 def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> ResultsFile:
     """Evaluate base (if `eval_cfg.base`) and every complete checkpoint of `run_dir`; resumable.
 
@@ -217,7 +257,7 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
         raise ConfigError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
-    run_cfg = OmegaConf.load(run_dir / "config.yaml")
+    run_cfg = _run_config(run_dir / "config.yaml")
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
     eval_cfg, header = with_run_defaults(eval_cfg, run_cfg)
@@ -235,8 +275,10 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     if not todo:
         log(f"{run_dir}: all {len(units)} entries x {len(datasets)} datasets x {R} repeats already evaluated")
         return results
+    read = {ds["key"]: _checked_dataset(ds) for ds in datasets}  # data and verifiers, before any model loads
+    elapsed = {path: _elapsed(path) for (_, _, path), _ in todo if path is not None}
     policy, generator = (build or backends.build)(run_cfg)
-    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer) for ds in datasets}
+    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer, read[ds["key"]]) for ds in datasets}
     loaded = None
     for (entry, step, path), ds in todo:
         if path is not None and loaded != entry:
@@ -245,7 +287,7 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
             loaded = entry
         elif path is None and loaded is not None:
             raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
-        elapsed = 0.0 if path is None else float(json.loads((path / "state.json").read_text())["elapsed_seconds"])
+        seconds = 0.0 if path is None else elapsed[path]
         prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
         for r in range(results.done(entry, ds["key"]), R):
             sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
@@ -265,6 +307,6 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
                     ex.update(paper_correct=c, paper_formatted=f)
                 line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
                          f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
-            results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=elapsed, examples=examples)
+            results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
             log(line)
     return results

@@ -78,12 +78,13 @@ class PromptStream:
         return out
 
 
-def load_prompts(cfg, tokenizer):
-    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter."""
+def load_prompts(cfg, tokenizer, examples=None):
+    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter;
+    `examples`: the set already read by pods.data.load_examples (read here when None)."""
     from pods import data
 
     d = cfg.dataset
-    examples = data.load_dataset(d.name, split=d.split, path=d.path, limit=d.limit, **dict(d.options or {}))
+    examples = data.load_examples(d) if examples is None else examples
     kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
     if not kept:
         raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
@@ -188,6 +189,9 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     from pods import backends
 
     validate(cfg)
+    from pods.data import load_examples
+
+    examples = load_examples(cfg.dataset)  # every data file read and checked before any model loads
     if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
         from pods.warmstart import ensure_warmstart
 
@@ -205,7 +209,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
 
     seed_everything(cfg.seed)  # LoRA initialisation
     policy, generator = backends.build(cfg)
-    prompts, answers, cols = load_prompts(cfg, policy.tokenizer)
+    prompts, answers, cols = load_prompts(cfg, policy.tokenizer, examples)
     B, n, m = rl.prompts_per_step, rl.n, rl.m
     optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
