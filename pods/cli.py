@@ -41,8 +41,14 @@ def doing(what: str):
     except PodsError:
         raise
     except Exception as exc:
-        exc.add_note(NOTE + what)
+        note(exc, what)
         raise
+
+
+def note(exc: BaseException, what: str) -> None:
+    """Add "while <what>" to `exc` (for an `except` clause that re-raises; `doing` for a `with` block)."""
+    if not isinstance(exc, PodsError):
+        exc.add_note(NOTE + what)
 
 
 def activity(exc: BaseException, default: str = "") -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pods.backends.base import Sampling
+from pods.cli import doing
 from pods.errors import CheckpointError, ConfigError
 from pods.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
                           checkpoint_step)
@@ -277,36 +278,41 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
         return results
     read = {ds["key"]: _checked_dataset(ds) for ds in datasets}  # data and verifiers, before any model loads
     elapsed = {path: _elapsed(path) for (_, _, path), _ in todo if path is not None}
-    policy, generator = (build or backends.build)(run_cfg)
+    with doing(f"loading the model {run_cfg.model.name} ({run_cfg.backend.name} backend)"):
+        policy, generator = (build or backends.build)(run_cfg)
     prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer, read[ds["key"]]) for ds in datasets}
     loaded = None
     for (entry, step, path), ds in todo:
         if path is not None and loaded != entry:
-            policy.load(path / "policy")
+            with doing(f"loading {path / 'policy'}"):
+                policy.load(path / "policy")
             generator.update_weights(policy)
             loaded = entry
         elif path is None and loaded is not None:
             raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
         seconds = 0.0 if path is None else elapsed[path]
         prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
-        for r in range(results.done(entry, ds["key"]), R):
-            sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
-                                top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
-            texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
-            metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn, cols=cols)
-            k = int(eval_cfg.get("examples", 3))
-            examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i], "correct": correct[i],
-                         "formatted": formatted[i]} for i in range(min(k, len(texts)))]
-            line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
-                    f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
-            if paper_fn:
-                paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
-                                                      format_fn=paper_format_fn, cols=cols)
-                metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
-                for ex, c, f in zip(examples, p_correct, p_formatted):
-                    ex.update(paper_correct=c, paper_formatted=f)
-                line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
-                         f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
-            results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
-            log(line)
+        with doing(f"evaluating {entry} of {run_dir} on {ds['key']}"):
+            for r in range(results.done(entry, ds["key"]), R):
+                sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
+                                    top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
+                texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
+                metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn,
+                                                    cols=cols)
+                k = int(eval_cfg.get("examples", 3))
+                examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i],
+                             "correct": correct[i], "formatted": formatted[i]} for i in range(min(k, len(texts)))]
+                line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} "
+                        f"for_acc {metrics['for_acc']:.4f} both_acc {metrics['both_acc']:.4f} "
+                        f"length {metrics['lengths']:.1f}")
+                if paper_fn:
+                    paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
+                                                          format_fn=paper_format_fn, cols=cols)
+                    metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
+                    for ex, c, f in zip(examples, p_correct, p_formatted):
+                        ex.update(paper_correct=c, paper_formatted=f)
+                    line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
+                             f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
+                results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
+                log(line)
     return results

@@ -46,6 +46,7 @@ from omegaconf import OmegaConf
 from pods import checkpoint as ckpt
 from pods.algorithms import plan_update
 from pods.backends.base import Sampling, sampling_seed
+from pods.cli import doing, note
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
 from pods.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
 from pods.io import atomic_write_text
@@ -208,14 +209,16 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     seed_everything(cfg.seed)  # LoRA initialisation
-    policy, generator = backends.build(cfg)
+    with doing(f"loading the model {cfg.model.name} ({cfg.backend.name} backend)"):
+        policy, generator = backends.build(cfg)
     prompts, answers, cols = load_prompts(cfg, policy.tokenizer, examples)
     B, n, m = rl.prompts_per_step, rl.n, rl.m
     optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
-    resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens)  # newest intact checkpoint
+    with doing(f"resuming from the newest intact checkpoint of {rdir}"):
+        resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens)
     if resume_from is not None:
         generator.update_weights(policy)
         step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
@@ -293,6 +296,8 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 raise Interrupted(stop.signum, step, resume_from)
     except Exception as err:
         if not stop.requested or isinstance(err, Interrupted):
+            if not isinstance(err, Interrupted):
+                note(err, f"training step {step + 1} of {rdir}")
             raise
         # the signal also ended e.g. vLLM's engine process and the step in progress failed: keep the last completed
         # step (weights untouched by the failed one; the RNG states as they were when it began)

@@ -84,3 +84,31 @@ def test_hydras_own_errors_exit_2_and_failed_sweep_jobs_are_summarised(capsys):
         app.main(lambda: None)
     assert stop.value.code == 2
     assert "train.py: 1 of 3 sweep jobs failed: job 1 (rl.n=4.5)" in capsys.readouterr().err
+
+
+def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from trainer_helpers import patch_task, skip_reward_check, tiny_cfg
+
+    from pods import trainer
+
+    patch_task(monkeypatch)
+    skip_reward_check(monkeypatch)
+    calls = []
+
+    def score(*args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a verifier crashed")
+        return trainer_helpers_score(*args)
+
+    import trainer_helpers
+
+    trainer_helpers_score = trainer_helpers.fake_score
+    monkeypatch.setattr(trainer, "score", score)
+    with pytest.raises(RuntimeError) as info:
+        trainer.train(tiny_cfg(tmp_path))
+    assert cli.activity(info.value) == f"training step 2 of {tmp_path / 't'}"
