@@ -91,24 +91,21 @@ def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, 
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from trainer_helpers import patch_task, skip_reward_check, tiny_cfg
+    import trainer_helpers as th
 
     from pods import trainer
 
-    patch_task(monkeypatch)
-    skip_reward_check(monkeypatch)
+    th.patch_task(monkeypatch)
+    th.skip_reward_check(monkeypatch)
     calls = []
 
-    def score(*args):
+    def score(*args):  # the second step's verifier crashes
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("a verifier crashed")
-        return trainer_helpers_score(*args)
+        return th.fake_score(*args)
 
-    import trainer_helpers
-
-    trainer_helpers_score = trainer_helpers.fake_score
     monkeypatch.setattr(trainer, "score", score)
     with pytest.raises(RuntimeError) as info:
-        trainer.train(tiny_cfg(tmp_path))
+        trainer.train(th.tiny_cfg(tmp_path))
     assert cli.activity(info.value) == f"training step 2 of {tmp_path / 't'}"
