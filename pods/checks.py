@@ -120,7 +120,8 @@ def number(key: str, value, *, low: float | None = None, high: float | None = No
         ok = value < high if high_open else value <= high
     if ok:
         return []
-    return [f"{key} must be a number {span}{' or null' if none_ok else ''}, got {value!r}" + (f"; {why}" if why else "")]
+    return [f"{key} must be a number {span}{' or null' if none_ok else ''}, got {value!r}"
+            + (f"; {why}" if why else "")]
 
 
 def output_path(key: str, path: Path) -> list[str]:

@@ -83,6 +83,27 @@ def run_script(main: Callable, argv: list[str] | None = None, *, program: str) -
     return 0 if code is None else int(code)
 
 
+def check_overrides(program: str, argv: list[str]) -> None:
+    """Exit 2 naming each command-line override Hydra's grammar cannot parse (Hydra's own message does
+    not say which one); arguments without "=" and flags are left to Hydra."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    bad = []
+    for arg in argv:
+        if "=" in arg and not arg.startswith("-"):
+            try:
+                parser.parse_override(arg)
+            except HydraException as err:  # OverrideParseException, or a bare HydraException
+                bad.append(f"cannot parse {arg!r}: {str(err).splitlines()[0]}")
+    if bad:
+        print(f"{program}: error: " + "\n  - ".join(["invalid command line:", *bad])
+              + "\nquote values with special characters, e.g. 'key=\"a b\"' "
+              "(https://hydra.cc/docs/advanced/override_grammar/basic/)", file=sys.stderr)
+        sys.exit(2)
+
+
 class HydraApp:
     """A Hydra program's error handling; `job` runs inside the @hydra.main function, `main` around it."""
 
@@ -110,6 +131,7 @@ class HydraApp:
 
     def main(self, hydra_main: Callable[[], object]) -> None:
         """Call the @hydra.main function; exit 2 on Hydra's own errors, summarise failed sweep jobs."""
+        check_overrides(self.program, sys.argv[1:])
         try:
             hydra_main()
         except SystemExit as stop:

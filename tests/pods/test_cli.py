@@ -109,3 +109,12 @@ def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, 
     with pytest.raises(RuntimeError) as info:
         trainer.train(th.tiny_cfg(tmp_path))
     assert cli.activity(info.value) == f"training step 2 of {tmp_path / 't'}"
+
+
+def test_an_override_hydra_cannot_parse_is_named(capsys):
+    cli.check_overrides("train.py", ["-m", "--cfg", "job", "rl.n=16,64", "rl.m=4"])  # fine: nothing printed
+    with pytest.raises(SystemExit) as stop:
+        cli.check_overrides("train.py", ["rl.n=[", "seed=1", "x={a:"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot parse 'rl.n=['" in err and "cannot parse 'x={a:'" in err and "seed" not in err
