@@ -24,7 +24,7 @@ APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceb
 
 
 def run(cfg: DictConfig) -> None:
-    from pods.checks import validate_eval
+    from pods.config_checks import validate_eval
     from pods.evaluation import evaluate_run
 
     validate_eval(cfg)  # every setting and the run directory, before a model loads

@@ -109,14 +109,14 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     from pods.backends import BACKENDS
     from pods.downsample import RULES
 
-    from pods import checks
+    from pods import checks, config_checks
 
     p: list[str] = _unknown_keys("", cfg, TrainConfig)
     p = [s.replace("key .", "key ") for s in p]
     p += checks.schema_problems(cfg, TrainConfig, choices=_choices())  # types first: the checks below compare values
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
-    p += checks.train_problems(cfg)  # ranges, the run directory, the `Any` fields
+    p += config_checks.train_problems(cfg)  # ranges, the run directory, open sections, the `Any` fields
     rl, optim, model, data = cfg.rl, cfg.optim, cfg.model, cfg.dataset
 
     def positive(name, value, allow_none=False):
