@@ -320,7 +320,9 @@ def check_run_dir(cfg, path: Path) -> None:
     saved = path / "config.yaml"
     if not saved.exists():
         return
-    old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
+    from pods.config_checks import read_run_config
+
+    old = OmegaConf.to_container(read_run_config(saved), resolve=True)
     diff = differences(_comparable(old), _comparable(to_container(cfg)))
     if diff:
         raise ConfigError(

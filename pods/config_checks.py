@@ -115,6 +115,22 @@ def run_dir_problems(cfg) -> list[str]:
 # ----------------------------------------------------------------------------- evaluate-run.py
 
 
+def read_run_config(path: Path):
+    """A run directory's config.yaml (written by train.py), or a ConfigError naming it when it cannot be read."""
+    try:
+        cfg = OmegaConf.load(path)
+    except Exception as err:  # noqa: BLE001 - YAML syntax or I/O: OmegaConf/yaml raise several types
+        raise ConfigError(f"{path}: cannot be read as YAML ({type(err).__name__}: {str(err).splitlines()[0]}); it "
+                          "records the run train.py started there: restore it, or use another run directory "
+                          "(run_name=NAME)") from None
+    missing = [k for k in ("dataset.name", "dataset.rewards", "backend.name", "model.name", "rl.n")
+               if OmegaConf.select(cfg, k, default=None) is None] if isinstance(cfg, DictConfig) else ["every key"]
+    if missing:
+        raise ConfigError(f"{path}: lacks {', '.join(missing)}; not a config.yaml written by train.py: restore it, "
+                          "or use another run directory (run_name=NAME)")
+    return cfg
+
+
 def eval_problems(cfg) -> list[str]:
     """The settings of config/evaluate.yaml (keys this module does not know are left to their owners)."""
     if OmegaConf.is_missing(cfg, "run_dir") or cfg.get("run_dir") in (None, ""):
@@ -152,7 +168,8 @@ def eval_problems(cfg) -> list[str]:
     out = cfg.get("output")
     if isinstance(out, str) and out and Path(out).is_dir():
         p.append(f"output {out} is a directory; give a file path such as {Path(out) / 'eval_results.json'}")
-    for i, entry in enumerate(cfg.get("datasets") or []):
+    entries = cfg.get("datasets")
+    for i, entry in enumerate(entries if isinstance(entries, (list, ListConfig)) else []):
         if not isinstance(entry, (dict, DictConfig)) or not entry.get("name"):
             p.append(f"datasets[{i}] must be a mapping with at least a name, e.g. {{name: gsm8k}}; got {entry!r}")
         else:

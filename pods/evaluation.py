@@ -203,22 +203,6 @@ def paper_graders(eval_cfg):
     return rewards.get(name), rewards.get("paper_format")
 
 
-def _run_config(path: Path):
-    """The run's config.yaml, or a ConfigError when it is not one train.py wrote."""
-    from omegaconf import DictConfig, OmegaConf
-
-    try:
-        cfg = OmegaConf.load(path)
-    except Exception as err:  # noqa: BLE001 - YAML syntax or I/O: OmegaConf/yaml raise several types
-        raise ConfigError(f"{path}: cannot be read as YAML ({type(err).__name__}: {err}); restore the config.yaml "
-                          "train.py wrote") from None
-    missing = [k for k in ("dataset.name", "dataset.rewards", "backend.name", "model.name")
-               if OmegaConf.select(cfg, k, default=None) is None] if isinstance(cfg, DictConfig) else ["all keys"]
-    if missing:
-        raise ConfigError(f"{path}: lacks {', '.join(missing)}; not a config.yaml written by train.py")
-    return cfg
-
-
 def _checked_dataset(ds: dict):
     """An evaluation entry's examples, read (and its verifiers looked up) before any model loads."""
     from pods import data, rewards
@@ -254,11 +238,12 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     from omegaconf import OmegaConf
 
     from pods import backends
+    from pods.config_checks import read_run_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
         raise ConfigError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
-    run_cfg = _run_config(run_dir / "config.yaml")
+    run_cfg = read_run_config(run_dir / "config.yaml")
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
     eval_cfg, header = with_run_defaults(eval_cfg, run_cfg)

@@ -88,7 +88,8 @@ def load_prompts(cfg, tokenizer, examples=None):
     examples = data.load_examples(d) if examples is None else examples
     kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
     if not kept:
-        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
+        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens} "
+                          "tokens: raise rl.max_prompt_tokens")
     cols = data.meta_columns(kept)
     return ids, [ex.answer for ex in kept], cols
 

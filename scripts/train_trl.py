@@ -56,7 +56,12 @@ def _preset_file(path: Path):
 
 def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     """The preset merged with dot-list overrides, as plain containers; checks the top-level keys."""
-    cfg = OmegaConf.merge(_preset_file(Path(path)), OmegaConf.from_dotlist(list(overrides)))
+    try:
+        extra = OmegaConf.from_dotlist(list(overrides))
+    except Exception as err:  # noqa: BLE001 - YAML or grammar errors of one override: several types
+        raise ConfigError(f"cannot parse the overrides {list(overrides)}: {str(err).splitlines()[0]}; "
+                          "write key=value, e.g. max_train_seconds=600") from None
+    cfg = OmegaConf.merge(_preset_file(Path(path)), extra)
     cfg = OmegaConf.to_container(cfg, resolve=True)
     for key, value in cfg.get("trl", {}).items():  # YAML reads a bare `no` as false: trl.eval_strategy=no
         if key.endswith("_strategy") and value is False:

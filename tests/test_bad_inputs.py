@@ -91,6 +91,8 @@ def files(tmp_path_factory) -> Path:
     (presets / "sgd.yaml").write_text(f"base: {ROOT / 'config' / 'trl' / 'tiny-cpu.yaml'}\nalgorithm: sgd\n")
     (presets / "broken.yaml").write_text("algorithm: pods\ntrl: {num_generations: [\n")
     (d / "empty-out").mkdir()
+    (d / "runs-bad" / "cc").mkdir(parents=True)
+    (d / "runs-bad" / "cc" / "config.yaml").write_text("rl: {n: [\n")
     return d
 
 
@@ -138,6 +140,12 @@ CASES = [
      ["nan.parquet row 2: the answer (column 'answer') is nan (not a finite number)"]),
     ("data-hub-unreachable", "train.py", ["dataset=gsm8k"],
      ["could not load the hub dataset openai/gsm8k", "dataset.path=/path/to/train.jsonl"]),
+    ("run-dir-corrupt-config", "train.py", ["output_root={d}/runs-bad", "run_name=cc"],
+     ["{d}/runs-bad/cc/config.yaml: cannot be read as YAML", "restore it, or use another run directory"]),
+    ("demo-evaluation-section", "train.py", ["experiment=demo", "warmstart=null", "evaluation.size=-1"],
+     ["evaluation.size must be an integer >= 1, got -1"]),
+    ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
+     ["warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive"]),
     ("data-bad-option", "train.py", ["+dataset.options.digits=0"], ["arithmetic: digits must be in 1..18, got 0"]),
     # ---- evaluate-run.py
     ("eval-no-run_dir", "evaluate-run.py", [], ["run_dir is required"]),
@@ -157,6 +165,8 @@ CASES = [
      ["run-badconfig/config.yaml: cannot be read as YAML"]),
     ("eval-bad-data-file", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:gsm8k,path:'{d}/data/bad.json'}]"],
      ["bad.json line 2 column"]),
+    ("eval-datasets-not-a-list", "evaluate-run.py", ["run_dir={d}/run", "datasets=5"],
+     ["datasets must be a list of {name: ...} entries or null, got 5"]),
     ("eval-unknown-entry-key", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:arithmetic,size:3}]"],
      ["unknown key(s) ['size']"]),
     ("eval-unknown-reward", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:arithmetic,reward:nope}]"],
@@ -200,6 +210,10 @@ CASES = [
     ("trl-missing-preset", "scripts/train_trl.py", ["--preset", "{d}/presets/none.yaml"],
      ["preset {d}/presets/none.yaml does not exist"]),
     ("trl-broken-yaml", "scripts/train_trl.py", ["--preset", "{d}/presets/broken.yaml"], ["is not valid YAML"]),
+    ("trl-override-syntax", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "trl=[1"],
+     ["cannot parse the overrides ['trl=[1']"]),
+    ("trl-bad-train_steps", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "train_steps=-1"],
+     ["train_steps must be epoch, authors_epoch, a positive integer or null, got -1"]),
     ("trl-bad-algorithm", "scripts/train_trl.py", ["--preset", "{d}/presets/sgd.yaml"],
      ["algorithm must be one of pods, grpo_ga, got 'sgd'"]),
 ]
