@@ -114,6 +114,7 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     p: list[str] = _unknown_keys("", cfg, TrainConfig)
     p = [s.replace("key .", "key ") for s in p]
     p += checks.schema_problems(cfg, TrainConfig, choices=_choices())  # types first: the checks below compare values
+    p += config_checks.loose_problems(cfg)  # the fields typed Any: max_steps, max_time, limit, run_name, ...
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
     p += config_checks.train_problems(cfg)  # ranges, the run directory, open sections, the `Any` fields

@@ -23,15 +23,25 @@ def _text(key: str, value, *, none_ok: bool = True) -> list[str]:
     return [f"{key} must be a non-empty string{' or null' if none_ok else ''}, got {value!r}"]
 
 
+def loose_problems(cfg) -> list[str]:
+    """The fields the schema types `Any` (a value or null); safe on any config, so pods.config.validate
+    reports them together with the type problems of `schema_problems`."""
+    get = lambda key: OmegaConf.select(cfg, key, default=None, throw_on_missing=False)  # noqa: E731
+    p = integer("rl.max_steps", get("rl.max_steps"), low=1, none_ok=True)
+    p += number("rl.max_time", get("rl.max_time"), low=0, low_open=True, none_ok=True, why="seconds of training time")
+    p += integer("dataset.limit", get("dataset.limit"), low=1, none_ok=True, why="null keeps every example")
+    for key in ("run_name", "dataset.path", "dataset.system_prompt", "dataset.accuracy_reward", "logging.entity"):
+        value = get(key)
+        p += [] if key == "dataset.system_prompt" and value == "" else _text(key, value)
+    return p
+
+
 def train_problems(cfg) -> list[str]:
-    """Ranges and combinations of config/train.yaml beyond the types (run after `schema_problems`)."""
+    """Ranges and combinations of config/train.yaml beyond the types (run once the types are right)."""
     rl, optim, model, data = cfg.rl, cfg.optim, cfg.model, cfg.dataset
     p = integer("seed", cfg.seed, low=0, high=SEED_MAX) + integer("model.tiny.seed", model.tiny.seed, low=0,
                                                                   high=SEED_MAX)
-    p += integer("rl.max_steps", rl.max_steps, low=1, none_ok=True)
-    p += number("rl.max_time", rl.max_time, low=0, low_open=True, none_ok=True, why="seconds of training time")
     p += number("rl.top_p", rl.top_p, low=0, low_open=True, high=1, why="1 samples from the whole distribution")
-    p += integer("dataset.limit", data.limit, low=1, none_ok=True, why="null keeps every example")
     p += number("optim.weight_decay", optim.weight_decay, low=0)
     betas = list(optim.betas)
     if len(betas) != 2 or not all(finite(b) and 0 <= b < 1 for b in betas):
@@ -47,10 +57,6 @@ def train_problems(cfg) -> list[str]:
         if t.heads >= 1 and t.kv_heads >= 1 and (t.hidden % t.heads or t.heads % t.kv_heads):
             p.append(f"model.tiny: hidden={t.hidden} must be a multiple of heads={t.heads}, and heads a multiple "
                      f"of kv_heads={t.kv_heads}")
-    for key in ("dataset.path", "dataset.system_prompt", "dataset.accuracy_reward", "logging.entity"):
-        section, name = key.split(".")
-        value = cfg[section][name]
-        p += [] if key == "dataset.system_prompt" and value == "" else _text(key, value)
     for i, item in enumerate(data.rewards):
         if isinstance(item, (dict, DictConfig)) and "weight" in item:
             p += number(f"dataset.rewards[{i}].weight", item["weight"])
@@ -94,10 +100,7 @@ def open_section_problems(cfg) -> list[str]:
 
 
 def run_dir_problems(cfg) -> list[str]:
-    """output_root must be (or become) a writable directory; run_name a name inside it."""
-    p = _text("run_name", cfg.run_name)
-    if p:
-        return p
+    """output_root must be (or become) a writable directory; run_name a name inside it (a string: loose_problems)."""
     root = Path(cfg.output_root)
     name = cfg.run_name
     if name is not None:
