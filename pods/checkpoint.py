@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from pods import manifest
+from pods.errors import CheckpointError  # also importable as pods.checkpoint.CheckpointError
 from pods.guard import NonFiniteError, nonfinite_count
 from pods.io import writing
 
@@ -235,10 +236,6 @@ def intact(run_dir: Path, warn=warn_stderr) -> list[Path]:
         else:
             out.append(path)
     return out
-
-
-class CheckpointError(RuntimeError):
-    """A run's checkpoints exist but none can be resumed from."""
 
 
 def resume(run_dir: Path, policy, optimizer=None, scheduler=None, generators=None,

@@ -151,9 +151,7 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown rl.rule {rl.rule!r}; valid rules: {', '.join(RULES)}")
     if rl.algorithm not in ALGORITHMS:
         p.append(f"unknown rl.algorithm {rl.algorithm!r}; valid: {', '.join(ALGORITHMS)}")
-    if rl.save_strategy is False:  # YAML reads an unquoted `no` as false
-        p.append('rl.save_strategy is false: YAML reads an unquoted no as false; write save_strategy: "no"')
-    elif rl.save_strategy not in SAVE_STRATEGIES:
+    if rl.save_strategy not in SAVE_STRATEGIES:  # an unquoted `no` (YAML's false): the type check says to quote it
         p.append(f"unknown rl.save_strategy {rl.save_strategy!r}; valid: {', '.join(SAVE_STRATEGIES)}")
     if rl.scale_rewards not in SCALES:
         p.append(f"unknown rl.scale_rewards {rl.scale_rewards!r}; valid: {', '.join(SCALES)}")

@@ -109,7 +109,7 @@ def test_yaml_has_a_comment_above_every_key():
      "rl.save_final=false and no checkpoint falls within the run (rl.save_steps=100 > rl.max_steps=50): the "
      "trained model would be thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no"),
     (["rl.save_final=false", "rl.save_interval=3600", "rl.max_time=1800"], "rl.save_interval=3600 > rl.max_time=1800"),
-    (["rl.save_strategy=false"], 'write save_strategy: "no"'),
+    (["rl.save_strategy=false"], 'YAML reads an unquoted no/off as false: quote it, e.g. "no"'),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):
     assert message in errors(compose_cfg(overrides), cuda=False)
@@ -259,7 +259,7 @@ def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, val
     (["optim.lr=nan"], "optim.lr must be a finite number, got nan"),
     (["logging.wandb=yes"], "logging.wandb must be true or false, got 'yes' (write true or false, unquoted)"),
     (["rl.rule=3"], "unknown rl.rule 3; valid: max_variance"),
-    (["rl.save_strategy=false"], 'unknown rl.save_strategy False; valid: time, steps (YAML reads an unquoted no/off'),
+    (["rl.save_strategy=false"], 'unknown rl.save_strategy False; valid: time, steps, no (YAML reads an unquoted no/off'),
     (["optim.betas=0.9"], "optim.betas must be a list, e.g. [a, b], got 0.9"),
     (["dataset.options=3"], "dataset.options must be a mapping, e.g. {key: value}, got 3"),
     (["rl.top_p=0"], "rl.top_p must be a number in (0, 1], got 0"),
