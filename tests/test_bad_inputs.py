@@ -57,10 +57,10 @@ def files(tmp_path_factory) -> Path:
     with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
         cfg = compose(config_name="train", overrides=["model=tiny", "dataset=arithmetic"])
     for name in ("run", "run-badresults", "run-foreign", "run-badstate", "run-badconfig"):
-        run = d / name
-        (run / "checkpoint-2" / "policy").mkdir(parents=True)
-        OmegaConf.save(cfg, run / "config.yaml", resolve=True)
-        (run / "checkpoint-2" / "state.json").write_text(json.dumps({"step": 2, "elapsed_seconds": 20.0}))
+        rd = d / name
+        (rd / "checkpoint-2" / "policy").mkdir(parents=True)
+        OmegaConf.save(cfg, rd / "config.yaml", resolve=True)
+        (rd / "checkpoint-2" / "state.json").write_text(json.dumps({"step": 2, "elapsed_seconds": 20.0}))
     (d / "run-badresults" / "eval_results.json").write_text('{"checkpoint-2": {"arithmetic": ')
     (d / "run-foreign" / "eval_results.json").write_text("[1, 2, 3]")
     (d / "run-badstate" / "checkpoint-2" / "state.json").write_text('{"step": 2, "elapsed_')
@@ -93,6 +93,9 @@ def files(tmp_path_factory) -> Path:
     (d / "empty-out").mkdir()
     (d / "runs-bad" / "cc").mkdir(parents=True)
     (d / "runs-bad" / "cc" / "config.yaml").write_text("rl: {n: [\n")
+    trained = run("train.py", [*TRAIN, f"output_root={d / 'runs-bad'}", "run_name=dmg"])  # one real step
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    (d / "runs-bad" / "dmg" / "checkpoint-1" / "state.json").write_text('{"step": 1, "elap')  # truncated
     return d
 
 
@@ -142,6 +145,9 @@ CASES = [
      ["could not load the hub dataset openai/gsm8k", "dataset.path=/path/to/train.jsonl"]),
     ("run-dir-corrupt-config", "train.py", ["output_root={d}/runs-bad", "run_name=cc"],
      ["{d}/runs-bad/cc/config.yaml: cannot be read as YAML", "restore it, or use another run directory"]),
+    ("run-dir-only-damaged-checkpoint", "train.py", ["output_root={d}/runs-bad", "run_name=dmg", "rl.max_steps=2"],
+     ["checkpoint {d}/runs-bad/dmg/checkpoint-1 is damaged (state.json", "it is left in place",
+      "train.py: error: every checkpoint of {d}/runs-bad/dmg is damaged"]),
     ("demo-evaluation-section", "train.py", ["experiment=demo", "warmstart=null", "evaluation.size=-1"],
      ["evaluation.size must be an integer >= 1, got -1"]),
     ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
@@ -159,8 +165,10 @@ CASES = [
      ["run-badresults/eval_results.json: not valid JSON", "left untouched"]),
     ("eval-foreign-results", "evaluate-run.py", ["run_dir={d}/run-foreign"],
      ["run-foreign/eval_results.json: not a pods results file"]),
-    ("eval-damaged-state", "evaluate-run.py", ["run_dir={d}/run-badstate"],
-     ["checkpoint-2/state.json: damaged", "Move checkpoint-2 out of"]),
+    # a damaged checkpoint is skipped with a warning naming it (pods.checkpoint.intact), the rest is evaluated
+    ("eval-damaged-checkpoint", "evaluate-run.py", ["run_dir={d}/run-badstate", "repeats=1", "max_tokens=2",
+                                                    "datasets=[{name:arithmetic,limit:4,format_reward:null}]"],
+     ["warning: skipping damaged {d}/run-badstate/checkpoint-2"], 0),
     ("eval-corrupt-config", "evaluate-run.py", ["run_dir={d}/run-badconfig"],
      ["run-badconfig/config.yaml: cannot be read as YAML"]),
     ("eval-bad-data-file", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:gsm8k,path:'{d}/data/bad.json'}]"],
