@@ -207,6 +207,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     if not cfg.resume and ckpt.latest(rdir) is not None:
         raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
                           f"or choose another run_name=NAME (or move {rdir} aside) to start over")
+    verified = ckpt.check_resumable(rdir)  # a run whose every checkpoint is damaged stops before a model loads
     atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     seed_everything(cfg.seed)  # LoRA initialisation
@@ -219,7 +220,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
     with doing(f"resuming from the newest intact checkpoint of {rdir}"):
-        resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens)
+        resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens, verified=verified)
     if resume_from is not None:
         generator.update_weights(policy)
         step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
