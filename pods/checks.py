@@ -123,7 +123,9 @@ def number(key: str, value, *, low: float | None = None, high: float | None = No
     lo = "(" if low_open else "["
     hi = ")" if high_open else "]"
     span = f"in {lo}{'-inf' if low is None else low}, {'inf' if high is None else high}{hi}"
-    if low is not None and high is None:
+    if low is None and high is None:
+        span = "(finite)"
+    elif low is not None and high is None:
         span = f"> {low}" if low_open else f">= {low}"
     elif high is not None and low is None:
         span = f"< {high}" if high_open else f"<= {high}"

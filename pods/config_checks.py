@@ -9,6 +9,7 @@ before `pods.evaluation.evaluate_run`. Both run before any model loads.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
@@ -60,7 +61,47 @@ def train_problems(cfg) -> list[str]:
     for i, item in enumerate(data.rewards):
         if isinstance(item, (dict, DictConfig)) and "weight" in item:
             p += number(f"dataset.rewards[{i}].weight", item["weight"])
-    return p + run_dir_problems(cfg) + open_section_problems(cfg)
+    return p + model_problems(model.name) + run_dir_problems(cfg) + open_section_problems(cfg)
+
+
+def model_problems(name: str) -> list[str]:
+    """model.name is "tiny", a local model directory (with config.json) or a hub id (see also `check_offline`;
+    a hub id that does not exist online is only found when loading: `load_error`)."""
+    if name == "tiny":
+        return []
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            return [f"model.name {name}: a local model is a directory holding config.json (save_pretrained's "
+                    "output); this one has none"]
+        return []
+    if name.startswith(("/", ".", "~")) or name.count("/") > 1:
+        return [f"model.name {name!r}: no such directory, and not a hub id (like Qwen/Qwen2.5-3B-Instruct); "
+                "point model.name at a local model directory or a hub id"]
+    return []
+
+
+def check_offline(name: str) -> None:
+    """Offline (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE), a hub id must be in the local cache: ConfigError
+    otherwise. Called right before a model loads (pods.config.validate stays independent of the cache)."""
+    offline = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    if name == "tiny" or Path(name).expanduser().exists():
+        return
+    if any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in offline):
+        from huggingface_hub import try_to_load_from_cache
+
+        if not isinstance(try_to_load_from_cache(name, "config.json"), str):
+            raise ConfigError(f"model.name {name}: offline (HF_HUB_OFFLINE) and not in the local cache; download "
+                              f"it first (`hf download {name}`) or point model.name at a local model directory")
+
+
+def load_error(name: str, err: Exception) -> ConfigError:
+    """The ConfigError for a model that transformers / huggingface_hub could not load (an unknown hub id,
+    no network, files missing from a local directory, a config.json transformers does not know): OSError or
+    ValueError from transformers / huggingface_hub."""
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
+    return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
+                       "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")
 
 
 HELDOUT = {  # the `evaluation` section (pods.heldout): key -> check

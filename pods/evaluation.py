@@ -238,7 +238,7 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     from omegaconf import OmegaConf
 
     from pods import backends
-    from pods.config_checks import read_run_config
+    from pods.config_checks import check_offline, load_error, read_run_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
@@ -264,7 +264,11 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     read = {ds["key"]: _checked_dataset(ds) for ds in datasets}  # data and verifiers, before any model loads
     elapsed = {path: _elapsed(path) for (_, _, path), _ in todo if path is not None}
     with doing(f"loading the model {run_cfg.model.name} ({run_cfg.backend.name} backend)"):
-        policy, generator = (build or backends.build)(run_cfg)
+        check_offline(run_cfg.model.name)
+        try:
+            policy, generator = (build or backends.build)(run_cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a moved model directory
+            raise load_error(run_cfg.model.name, err) from err
     prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer, read[ds["key"]]) for ds in datasets}
     loaded = None
     for (entry, step, path), ds in todo:

@@ -48,6 +48,7 @@ from pods.algorithms import plan_update
 from pods.backends.base import Sampling, sampling_seed
 from pods.cli import doing, note
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
+from pods.config_checks import check_offline, load_error
 from pods.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
 from pods.io import atomic_write_text
 from pods.logging import MetricsLogger, PhaseTimers, Progress
@@ -201,6 +202,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     rl, alg = cfg.rl, algorithm(cfg)
     rdir = get_run_dir(cfg)
     check_run_dir(cfg, rdir)
+    check_offline(cfg.model.name)  # a hub model that cannot load offline, before anything is written
     rdir.mkdir(parents=True, exist_ok=True)
     for line in ckpt.clean_stale(rdir):  # before anything else is written
         print(f"{rdir}: {line}")
@@ -208,12 +210,17 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
         raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
                           f"or choose another run_name=NAME (or move {rdir} aside) to start over")
     verified = ckpt.check_resumable(rdir)  # a run whose every checkpoint is damaged stops before a model loads
-    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
 
     seed_everything(cfg.seed)  # LoRA initialisation
     with doing(f"loading the model {cfg.model.name} ({cfg.backend.name} backend)"):
-        policy, generator = backends.build(cfg)
+        try:
+            policy, generator = backends.build(cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a local directory missing files
+            raise load_error(cfg.model.name, err) from err
     prompts, answers, cols = load_prompts(cfg, policy.tokenizer, examples)
+    # written once the model and prompts loaded: a start that fails there (a wrong model.name) leaves no config
+    # that would make the corrected command "a different run"
+    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
     B, n, m = rl.prompts_per_step, rl.n, rl.m
     optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model

@@ -5,7 +5,7 @@ Run: uv run pytest tests/test_bad_inputs.py  (about 50 subprocesses; each fails 
 Every case runs a CLI (train.py, evaluate-run.py, scripts/*.py) as a subprocess and asserts: the
 exit code (2 unless noted), that stderr names the key or file and says what to do (the fragments),
 and that neither stream holds a Python traceback. The train.py cases also check that nothing was
-written: no run directory appears. Inputs: config values, data files, results and metrics files,
+written: no file appears in the run directory. Inputs: config values, data files, results and metrics files,
 run directories, presets. A sweep with one bad job is tested on its own (its good jobs train).
 """
 
@@ -53,6 +53,8 @@ def files(tmp_path_factory) -> Path:
     _parquet(data / "struct.parquet", [{"question": "a", "answer": {"value": 1, "unit": "g"}}])
     _parquet(data / "nan.parquet", [{"question": "a", "answer": 1.0}, {"question": "b", "answer": float("nan")}])
     (d / "a-file").write_text("not a directory")
+    (d / "badmodel").mkdir()
+    (d / "badmodel" / "config.json").write_text("{}")  # a config transformers cannot use
 
     with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
         cfg = compose(config_name="train", overrides=["model=tiny", "dataset=arithmetic"])
@@ -143,6 +145,16 @@ CASES = [
      ["nan.parquet row 2: the answer (column 'answer') is nan (not a finite number)"]),
     ("data-hub-unreachable", "train.py", ["dataset=gsm8k"],
      ["could not load the hub dataset openai/gsm8k", "dataset.path=/path/to/train.jsonl"]),
+    # ---- train.py: the model (TRAIN's model=tiny replaced)
+    ("model-missing-dir", "train.py", ["model=qwen2.5-3b-instruct", "model.name=/nonexistent/model"],
+     ["model.name '/nonexistent/model': no such directory, and not a hub id"]),
+    ("model-dir-without-config", "train.py", ["model=qwen2.5-3b-instruct", "model.name={d}/data"],
+     ["model.name {d}/data: a local model is a directory holding config.json"]),
+    ("model-offline-not-cached", "train.py", ["model=qwen2.5-3b-instruct", "model.name=pods-test/never-downloaded"],
+     ["model.name pods-test/never-downloaded: offline (HF_HUB_OFFLINE) and not in the local cache"]),
+    ("model-unusable-dir", "train.py", ["model=qwen2.5-3b-instruct", "model.name={d}/badmodel",
+                                        "model.load_in_4bit=false"],
+     ["model.name {d}/badmodel could not be loaded (ValueError:", "check the name"]),
     ("run-dir-corrupt-config", "train.py", ["output_root={d}/runs-bad", "run_name=cc"],
      ["{d}/runs-bad/cc/config.yaml: cannot be read as YAML", "restore it, or use another run directory"]),
     ("run-dir-only-damaged-checkpoint", "train.py", ["output_root={d}/runs-bad", "run_name=dmg", "rl.max_steps=2"],
@@ -247,7 +259,8 @@ def test_bad_input_is_one_clean_message(case, files, tmp_path):
     for fragment in fragments:
         assert fill(fragment) in proc.stderr, proc.stderr[-3000:]
     if program == "train.py":
-        assert not (tmp_path / "runs" / "r").exists()  # refused before anything was written
+        run_dir = tmp_path / "runs" / "r"  # refused before any file was written (a model that fails to load:
+        assert not run_dir.exists() or not any(run_dir.iterdir())  # its run directory stays empty)
 
 
 def test_pods_threads_that_is_not_a_number(tmp_path):

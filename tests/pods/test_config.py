@@ -339,3 +339,22 @@ def test_every_int_field_of_the_schema_refuses_a_fraction():
 ])
 def test_the_demos_open_sections_are_checked_too(overrides, message):
     assert message in errors(compose_cfg(["experiment=demo", *overrides]), cuda=False)
+
+
+def test_model_name_is_tiny_a_local_model_directory_or_a_hub_id(tmp_path, monkeypatch):
+    from pods import config_checks as cc
+    from pods.errors import ConfigError
+
+    assert cc.model_problems("tiny") == [] and cc.model_problems("Qwen/Qwen2.5-3B-Instruct") == []
+    assert cc.model_problems("gpt2") == []  # a hub id without a namespace
+    assert "no such directory, and not a hub id" in cc.model_problems("/nonexistent/model")[0]
+    assert "no such directory, and not a hub id" in cc.model_problems("runs/a/b")[0]
+    assert "a local model is a directory holding config.json" in cc.model_problems(str(tmp_path))[0]
+    (tmp_path / "config.json").write_text("{}")
+    assert cc.model_problems(str(tmp_path)) == []
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError, match="offline .HF_HUB_OFFLINE. and not in the local cache"):
+        cc.check_offline("pods-test/never-downloaded")
+    cc.check_offline(str(tmp_path))  # local: nothing to download
+    err = cc.load_error("org/typo", OSError("org/typo is not a local folder and is not a valid model identifier"))
+    assert isinstance(err, ConfigError) and "model.name org/typo could not be loaded (OSError: org/typo is not" in str(err)
