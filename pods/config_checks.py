@@ -189,13 +189,14 @@ def eval_problems(cfg) -> list[str]:
         p.append(f"{run_dir}: no config.yaml - not a run directory written by train.py")
     checks = {
         "repeats": lambda v: integer("repeats", v, low=1),
-        "temperature": lambda v: number("temperature", v, low=0, why="0 is greedy decoding"),
-        "top_p": lambda v: number("top_p", v, low=0, low_open=True, high=1),
-        "max_tokens": lambda v: integer("max_tokens", v, low=1),
+        "temperature": lambda v: number("temperature", v, low=0, none_ok=True,
+                                        why="0 is greedy decoding, null the run's own"),
+        "top_p": lambda v: number("top_p", v, low=0, low_open=True, high=1, none_ok=True),
+        "max_tokens": lambda v: integer("max_tokens", v, low=1, none_ok=True),
         "seed": lambda v: integer("seed", v, low=0, high=SEED_MAX),
         "batch_size": lambda v: integer("batch_size", v, low=1),
         "examples": lambda v: integer("examples", v, low=0),
-        "max_prompt_tokens": lambda v: integer("max_prompt_tokens", v, low=1, none_ok=True, why="null keeps all"),
+        "max_prompt_tokens": lambda v: integer("max_prompt_tokens", v, low=1, none_ok=True, why="null: the run's own"),
         "paper_grader": lambda v: [] if v in (None, "paper_answer", "paper_answer_decimal") else
         [f"paper_grader must be paper_answer, paper_answer_decimal or null, got {v!r}"],
         "base": lambda v: [] if isinstance(v, bool) else [f"base must be true or false, got {v!r}"],
