@@ -259,7 +259,8 @@ def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, val
     (["optim.lr=nan"], "optim.lr must be a finite number, got nan"),
     (["logging.wandb=yes"], "logging.wandb must be true or false, got 'yes' (write true or false, unquoted)"),
     (["rl.rule=3"], "unknown rl.rule 3; valid: max_variance"),
-    (["rl.save_strategy=false"], 'unknown rl.save_strategy False; valid: time, steps, no (YAML reads an unquoted no/off'),
+    (["rl.save_strategy=false"],
+     'unknown rl.save_strategy False; valid: time, steps, no (YAML reads an unquoted no/off'),
     (["optim.betas=0.9"], "optim.betas must be a list, e.g. [a, b], got 0.9"),
     (["dataset.options=3"], "dataset.options must be a mapping, e.g. {key: value}, got 3"),
     (["rl.top_p=0"], "rl.top_p must be a number in (0, 1], got 0"),
@@ -357,4 +358,5 @@ def test_model_name_is_tiny_a_local_model_directory_or_a_hub_id(tmp_path, monkey
         cc.check_offline("pods-test/never-downloaded")
     cc.check_offline(str(tmp_path))  # local: nothing to download
     err = cc.load_error("org/typo", OSError("org/typo is not a local folder and is not a valid model identifier"))
-    assert isinstance(err, ConfigError) and "model.name org/typo could not be loaded (OSError: org/typo is not" in str(err)
+    assert isinstance(err, ConfigError)
+    assert "model.name org/typo could not be loaded (OSError: org/typo is not" in str(err)
