@@ -172,7 +172,7 @@ CASES = [
     ("eval-batch_size-0", "evaluate-run.py", ["run_dir={d}/run", "batch_size=0"],
      ["batch_size must be an integer >= 1"]),
     ("eval-negative-temperature", "evaluate-run.py", ["run_dir={d}/run", "temperature=-0.5"],
-     ["temperature must be a number >= 0, got -0.5"]),
+     ["temperature must be a number >= 0 or null, got -0.5"]),
     ("eval-corrupt-results", "evaluate-run.py", ["run_dir={d}/run-badresults"],
      ["run-badresults/eval_results.json: not valid JSON", "left untouched"]),
     ("eval-foreign-results", "evaluate-run.py", ["run_dir={d}/run-foreign"],
