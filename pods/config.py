@@ -127,7 +127,7 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
             p.append(f"{name} must be a positive number, got {value!r}")
 
     for name in ("n", "m", "prompts_per_step", "micro_batch_size", "max_prompt_tokens",
-                 "max_completion_tokens", "save_steps"):
+                 "max_completion_tokens", "save_steps", "max_generation_rounds"):
         positive(f"rl.{name}", rl[name])
     positive("rl.save_interval", rl.save_interval)
     positive("optim.lr", optim.lr)
@@ -136,6 +136,10 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"rl.max_nonfinite_steps must be an integer >= 1 (1: stop at the first non-finite step), "
                  f"got {rl.max_nonfinite_steps!r}")
     p += _check_saving(rl)
+    lg = cfg.logging
+    if isinstance(lg.samples_every, bool) or not isinstance(lg.samples_every, int) or lg.samples_every < 0:
+        p.append(f"logging.samples_every must be an integer >= 0 (0: no samples.jsonl), got {lg.samples_every!r}")
+    positive("logging.samples_prompts", lg.samples_prompts)
     if rl.temperature < 0:
         p.append(f"rl.temperature must be >= 0, got {rl.temperature!r}")
     elif rl.temperature == 0:  # m >= 2, so n >= 2: identical greedy rollouts
@@ -255,11 +259,17 @@ def _check_saving(rl) -> list[str]:
 
 def _check_dataset(data) -> list[str]:
     """Dataset name and prompt style must be known to pods.data; shuffle_seed an integer >= 0 or null."""
-    from pods import data as registry
+    from pods import data as registry, plugins
 
     problems = []
-    if data.name not in registry.DATASETS:
-        problems.append(f"unknown dataset.name {data.name!r}; valid: {', '.join(sorted(registry.DATASETS))}")
+    if plugins.is_plugin(data.name):
+        try:
+            plugins.check_dataset(data.name, data.split)
+        except plugins.PluginError as err:
+            problems.append(f"dataset.name: {err}")
+    elif data.name not in registry.DATASETS:
+        problems.append(f"unknown dataset.name {data.name!r}; valid: {', '.join(sorted(registry.DATASETS))}, "
+                        "or your own function as package.module:function (docs/workbench.md)")
     if data.prompt_style not in registry.STYLES:
         problems.append(f"unknown dataset.prompt_style {data.prompt_style!r}; valid: {', '.join(registry.STYLES)}")
     seed = data.get("shuffle_seed")
@@ -281,7 +291,9 @@ def _check_rewards(data) -> list[str]:
             continue
         names.append(item["name"])
         try:
-            registry.get(item["name"])
+            from pods import plugins
+
+            plugins.check_reward(item["name"]) if plugins.is_plugin(item["name"]) else registry.get(item["name"])
         except (ValueError, KeyError) as err:
             problems.append(f"dataset.rewards: {err}")
     if data.accuracy_reward is not None and data.accuracy_reward not in names:

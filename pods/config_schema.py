@@ -89,6 +89,8 @@ class RLConfig:
     save_steps: int = 100  # steps between checkpoints (strategy steps)
     save_final: bool = True  # also checkpoint the last step
     max_nonfinite_steps: int = 3  # stop after this many consecutive steps skipped for a NaN/inf loss or grad norm
+    dynamic_sampling: bool = False  # drop groups whose n rewards are all equal and draw more prompts (pods.collect)
+    max_generation_rounds: int = 4  # dynamic sampling: at most this many rounds of B prompts per step
 
 
 @dataclass
@@ -108,6 +110,9 @@ class LoggingConfig:
     project: str = "pods"
     entity: Any = None
     progress: bool = True  # tqdm progress bar
+    samples_every: int = 10  # append prompts with all n completions to samples.jsonl every N steps (0: never)
+    samples_prompts: int = 2  # prompts (groups) per logged step
+    print_samples: bool = False  # also print the best and worst kept completion of each logged step
 
 
 @dataclass

@@ -74,8 +74,16 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
     Options by dataset: arithmetic (digits, operands, size, seed, test_size), gsm_symbolic
     (size, seed), math (subsets). Unknown options raise ValueError.
     """
+    from pods import plugins
+
+    if plugins.is_plugin(name):  # your own function, package.module:function (pods.plugins)
+        if options or path or hub or prompt_column or answer_column or subsets:
+            raise ConfigError(f"dataset {name!r} is your own function: it takes no path or options, only the split")
+        examples = plugins.examples(name, split)
+        return examples[: int(limit)] if limit else examples
     if name not in DATASETS:
-        raise ConfigError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}")
+        raise ConfigError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}, or your own "
+                          "function as package.module:function (docs/workbench.md)")
     if name == "arithmetic":
         examples = _arithmetic(split, **options)
     elif name == "gsm_symbolic":

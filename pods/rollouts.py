@@ -70,3 +70,20 @@ class Rollouts:
             n=m,
             finish_reasons=[self.finish_reasons[i] for i in flat],
         )
+
+    def groups(self, gs: list[int]) -> "Rollouts":
+        """Keep whole groups `gs` (indices into the G prompts), in that order."""
+        rows = [g * self.n + j for g in gs for j in range(self.n)]
+        return Rollouts(prompt_ids=[self.prompt_ids[g] for g in gs],
+                        completion_ids=[self.completion_ids[i] for i in rows], texts=[self.texts[i] for i in rows],
+                        n=self.n, finish_reasons=[self.finish_reasons[i] for i in rows])
+
+    @staticmethod
+    def concat(parts: list["Rollouts"]) -> "Rollouts":
+        """The groups of several batches with the same n, in order."""
+        if len({p.n for p in parts}) != 1:
+            raise ValueError(f"concat: every part needs the same n, got {sorted({p.n for p in parts})}")
+        return Rollouts(prompt_ids=[p for r in parts for p in r.prompt_ids],
+                        completion_ids=[c for r in parts for c in r.completion_ids],
+                        texts=[t for r in parts for t in r.texts], n=parts[0].n,
+                        finish_reasons=[f for r in parts for f in r.finish_reasons])

@@ -47,12 +47,15 @@ from pods import checkpoint as ckpt
 from pods.algorithms import plan_update
 from pods.backends.base import Sampling, sampling_seed
 from pods.cli import doing, note
+from pods.collect import collect
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
 from pods.config_checks import check_offline, load_error
 from pods.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
 from pods.io import atomic_write_text
 from pods.logging import MetricsLogger, PhaseTimers, Progress
 from pods.losses import policy_loss
+from pods.samples import SampleLog
+from pods.step_metrics import step_metrics
 from pods.schedule import LRSchedule
 
 
@@ -105,6 +108,23 @@ def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, tor
     return total, per_fn
 
 
+def score_groups(texts, batch, answers, cols, reward_cfg, n) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Score the n completions of each prompt in `batch` (dataset indices [G]): (total [G, n], {name: [G, n]})."""
+    rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
+    total, per_fn = score(texts, rep(answers), {k: rep(v) for k, v in cols.items()}, reward_cfg)
+    G = len(batch)
+    return total.view(G, n), {k: v.view(G, n) for k, v in per_fn.items()}
+
+
+def _wandb_module(logger):
+    """The wandb module when the run logs to wandb (for the samples table), else None."""
+    if logger.wandb is None:
+        return None
+    import wandb
+
+    return wandb
+
+
 def build_optimizer(params, cfg):
     """(optimizer, pods.schedule.LRSchedule) per cfg.optim, the schedule sized by rl.max_steps or rl.max_time."""
     o = cfg.optim
@@ -154,32 +174,6 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
     if rl.beta > 0:
         out["kl"] = sums["kl"] / t
     return out
-
-
-def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tensor, lengths) -> dict:
-    """total [G, k], per_fn {name: [G, k]}, acc [G, k] -> metrics."""
-    row = {f"{prefix}/total": float(total.mean())}
-    row.update({f"{prefix}/{k}": float(v.mean()) for k, v in per_fn.items()})
-    kept = prefix.endswith("_kept")
-    row["accuracy_kept" if kept else "accuracy"] = float(acc.float().mean())
-    spread = (total.max(1).values > total.min(1).values).float().mean()
-    row["frac_groups_with_spread_kept" if kept else "frac_groups_with_spread"] = float(spread)
-    row["completion_length_kept/mean" if kept else "completion_length/mean"] = float(lengths.mean())
-    return row
-
-
-def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm) -> dict:
-    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k]."""
-    lengths = rollouts.completion_lengths()  # [G, n]
-    row = _group_stats("reward", total, per_fn, correct, lengths)
-    row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
-                            {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
-                            correct.gather(1, kept_idx), lengths.gather(1, kept_idx)))
-    row["completion_length/max"] = float(lengths.max())
-    row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
-    row.update(stats)
-    row["grad_norm"] = grad_norm
-    return row
 
 
 def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
@@ -238,6 +232,10 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
     acc_name = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
     logger = MetricsLogger(rdir, cfg, resume_step=step, resume_row=(state or {}).get("metrics"))
+    lg = cfg.logging
+    samples = SampleLog(rdir, lg.samples_every, lg.samples_prompts, lg.print_samples, resume_step=step,
+                        wandb=_wandb_module(logger))
+    prompt_text = lambda ids: policy.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
     streak = NonFiniteStreak(rl.max_nonfinite_steps, (state or {}).get("nonfinite_streak", 0))
     bar = Progress(cfg.logging.progress, rl.max_steps, rl.max_time, step, elapsed)
     timers = PhaseTimers(clock)
@@ -253,15 +251,16 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
         stop.install()
         while not ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
             start, rng_before, updating = clock(), ckpt.rng_state(gens), False
-            batch = stream(position, B)
-            with timers("generation"):  # the sampling seed depends on (seed, step) only: resumable
-                step_sampling = replace(sampling, seed=sampling_seed(cfg.seed, step))
-                rollouts = generator.generate([prompts[i] for i in batch], n, step_sampling)  # G * n
-            with timers("scoring"):
-                rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
-                total, per_fn = score(rollouts.texts, rep(answers), {k: rep(v) for k, v in cols.items()},
-                                      cfg.dataset.rewards)
-                total, per_fn = total.view(B, n), {k: v.view(B, n) for k, v in per_fn.items()}  # [G, n]
+            def sample_round(r):  # B new prompts, generated and scored; pods.collect runs >1 with dynamic sampling
+                drawn = stream(position + r * B, B)
+                with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
+                    seeded = replace(sampling, seed=sampling_seed(cfg.seed, step, r))
+                    ro = generator.generate([prompts[i] for i in drawn], n, seeded)  # G * n
+                with timers("scoring"):
+                    return (drawn, ro, *score_groups(ro.texts, drawn, answers, cols, cfg.dataset.rewards, n))
+
+            batch = collect(sample_round, B, rl.dynamic_sampling, rl.max_generation_rounds)
+            rollouts, total, per_fn = batch.rollouts, batch.total, batch.per_fn  # G groups: [G, n]
             with timers("selection"):  # idx [G, k], adv [G, k]
                 bad_rewards = nonfinite_rewards(total, per_fn)  # NaN/inf rewards: the step is skipped
                 usable = total.nan_to_num(0.0, 0.0, 0.0) if bad_rewards else total
@@ -283,13 +282,18 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
             if not stop.requested:  # stopping after this step; a signal may have ended the engine process too
                 with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
                     generator.update_weights(policy)
-            step, position = step + 1, position + B
+            step, position = step + 1, position + batch.drawn
             step_seconds = clock() - start
             elapsed += step_seconds
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
                    "optimizer_steps": scheduler.optimizer_steps, "algorithm": alg, "lr": lr,
                    **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm),
-                   "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {})}
+                   "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {}),
+                   "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
+                   "frac_drawn_with_spread": batch.drawn_with_spread / batch.drawn}
+            if samples.due(step):  # what the model writes: samples.jsonl (and a wandb table)
+                samples.log(step, [prompt_text(prompts[i]) for i in batch.prompts],
+                            [answers[i] for i in batch.prompts], rollouts, total, per_fn, idx)
             if on_step is not None:
                 row.update(on_step(row, policy, generator) or {})
             row.update(timers.pop())

@@ -4,8 +4,9 @@
     uv run python scripts/bench_rewards.py --json out.json # also write the numbers
     uv run python scripts/bench_rewards.py --examples FILE.jsonl.gz  # another examples file
 
-Real completions (`--examples`, default `../shared/paper-examples/examples.jsonl.gz` next to the
-checkout or one of its parents): the paper's 1,653 model outputs (GSM8K, MATH-500, AMC23), each
+Real completions (`--examples`, default `paper-data/examples.jsonl.gz` from scripts/paper_data.py, else
+the 1,653-row sample some development machines keep in ../shared/paper-examples): the paper's model
+outputs (GSM8K, MATH-500, AMC23), each
 scored by the verifier of its dataset (`gsm8k`; `math` for MATH-500 and AMC23). `cold` clears the math verifier's caches
 before every pass over the file (each distinct (answer, reference) pair pays for sympy once per
 pass), `cached` keeps them. Without the file the script says it is absent and skips these rows.
@@ -33,6 +34,7 @@ from pathlib import Path
 from pods import rewards  # noqa: E402
 from pods.rewards import math_answer  # noqa: E402
 from pods.io import atomic_write_json  # noqa: E402
+from pods.paper_data import locate_examples  # noqa: E402
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"
 
@@ -99,11 +101,9 @@ def rate(fn, completions, answers, min_seconds: float = 1.0, cold: bool = True) 
             return done / elapsed
 
 
-# The paper's real completions (see its README): shared/paper-examples next to the checkout or next
-# to one of its parents (a worktree), as scripts/grader_agreement.py finds them.
-EXAMPLES = "shared/paper-examples/examples.jsonl.gz"
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_EXAMPLES = next((p / EXAMPLES for p in ROOT.parents if (p / EXAMPLES).is_file()), ROOT.parent / EXAMPLES)
+# The paper's real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py), else the sample in
+# a shared/paper-examples folder beside the checkout (pods.paper_data.locate_examples)
+DEFAULT_EXAMPLES = locate_examples() or Path("paper-data/examples.jsonl.gz")
 
 
 def load_examples(path: Path) -> dict[str, tuple[list[str], list[str]]]:
@@ -121,7 +121,8 @@ def load_examples(path: Path) -> dict[str, tuple[list[str], list[str]]]:
 def bench_examples(path: Path, seconds: float) -> dict:
     """Completions per second of each dataset's verifier on the real completions (cold and cached)."""
     if not path.is_file():
-        print(f"real completions: {path} is absent; skipping them (pass --examples PATH)")
+        print(f"real completions: {path} is absent; skipping them (get them with `uv run python "
+              "scripts/paper_data.py`, or pass --examples PATH)")
         return {}
     results = {}
     print(f"real completions from {path}")

@@ -1,6 +1,7 @@
-"""The CPU demo's comparison: GRPO 16/16 vs PODS max-variance 64->16 vs random 64->16, 3 seeds each.
+"""The CPU demo's comparison: GRPO 16/16, PODS max-variance 64->16, random 64->16, and GRPO and PODS with
+dynamic sampling (grpo-ds, pods-ds), 3 seeds each.
 
-    uv run python scripts/demo_compare.py                      # train 9 runs, evaluate, plot, report
+    uv run python scripts/demo_compare.py                      # train 15 runs, evaluate, plot, report
     uv run python scripts/demo_compare.py --steps 100 --seeds 0 1   # a shorter version
     uv run python scripts/demo_compare.py --report-only        # redraw / re-report finished runs
 
@@ -37,10 +38,12 @@ from pods.io import atomic_write_json
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-METHODS = {  # name -> (n, m, rule, label)
-    "grpo": (16, 16, "none", "GRPO 16/16"),
-    "pods": (64, 16, "max_variance", "PODS max-variance 64->16"),
-    "random": (64, 16, "random", "random 64->16 (control)"),
+METHODS = {  # name -> (n, m, rule, dynamic sampling, label)
+    "grpo": (16, 16, "none", False, "GRPO 16/16"),
+    "pods": (64, 16, "max_variance", False, "PODS max-variance 64->16"),
+    "random": (64, 16, "random", False, "random 64->16 (control)"),
+    "grpo-ds": (16, 16, "none", True, "GRPO 16/16 + dynamic sampling"),
+    "pods-ds": (64, 16, "max_variance", True, "PODS 64->16 + dynamic sampling"),
 }
 METRICS = {"sampled": ("eval_results.json", "sampled pass@1 (T=1)"), "greedy": ("eval_greedy.json", "greedy accuracy")}
 
@@ -57,9 +60,9 @@ def run_name(method: str, seed: int) -> str:
 
 
 def train_command(args, method: str, seed: int, model_dir: Path) -> list[str]:
-    n, m, rule, _ = METHODS[method]
+    n, m, rule, dynamic, _ = METHODS[method]
     return [sys.executable, str(ROOT / "train.py"), "experiment=demo", f"seed={seed}", f"rl.n={n}", f"rl.m={m}",
-            f"rl.rule={rule}", f"rl.max_steps={args.steps}", "rl.save_strategy=steps", f"rl.save_steps={args.eval_every}",
+            f"rl.rule={rule}", f"rl.dynamic_sampling={str(dynamic).lower()}", "logging.samples_every=0", f"rl.max_steps={args.steps}", "rl.save_strategy=steps", f"rl.save_steps={args.eval_every}",
             f"model.name={model_dir}", "warmstart=null", "evaluation=null", "logging.progress=false",
             f"output_root={args.out}", f"run_name={run_name(method, seed)}"]
 
@@ -189,7 +192,8 @@ def seed_mean(args, method: str, metric: str):
 def train_stats(args, method: str) -> dict:
     """Means over seeds of per-step medians/means from metrics.jsonl: phase times, groups with spread."""
     keys = {"median_generation_s": "time/generation", "median_update_s": "time/update", "median_step_s": "time/step"}
-    out = {k: [] for k in [*keys, "groups_with_spread", "groups_with_spread_kept"]}
+    out = {k: [] for k in [*keys, "groups_with_spread", "groups_with_spread_kept", "generation_rounds",
+                           "prompts_drawn"]}
     for s in args.seeds:
         f = args.out / run_name(method, s) / "metrics.jsonl"
         if not f.exists():
@@ -199,7 +203,11 @@ def train_stats(args, method: str) -> dict:
             out[k].append(float(np.median([r[v] for r in rows if v in r])))
         out["groups_with_spread"].append(float(np.mean([r["frac_groups_with_spread"] for r in rows])))
         out["groups_with_spread_kept"].append(float(np.mean([r["frac_groups_with_spread_kept"] for r in rows])))
-    return {k: float(np.mean(v)) for k, v in out.items()}
+        out["generation_rounds"].append(float(np.mean([r.get("generation_rounds", 1) for r in rows])))
+        out["prompts_drawn"].append(float(np.mean([r.get("prompts_drawn", 0) for r in rows])))
+    stats = {k: float(np.mean(v)) for k, v in out.items()}
+    stats["wasted_update_fraction"] = 1.0 - stats["groups_with_spread_kept"]  # kept groups with zero spread
+    return stats
 
 
 def report(args) -> dict:
@@ -233,7 +241,7 @@ def report(args) -> dict:
                 for m in args.methods}
         for col, x in enumerate(("steps", "hours")):
             ax = axes[2 * row + col]
-            draw_curves(ax, [setting_curve(runs[m], "arithmetic", "ans_acc", x=x, label=METHODS[m][3])
+            draw_curves(ax, [setting_curve(runs[m], "arithmetic", "ans_acc", x=x, label=METHODS[m][4])
                              for m in args.methods], metric="ans_acc", time_unit="seconds",
                         time_label="training seconds (1 thread per run)",
                         title=f"{METRICS[metric][1]}, {len(args.seeds)} seeds" if col == 0 else "")
@@ -252,19 +260,20 @@ def print_table(summary: dict) -> None:
     for metric, rows in summary["metrics"].items():
         print(f"\n{METRICS[metric][1]} ({summary['eval_size']} held-out problems, {len(summary['seeds'])} seeds, "
               f"{summary['steps']} steps)")
-        print(f"{'method':28s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO final':>18s} {'x fewer steps':>13s} "
-              f"{'x less time':>11s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'spread kept':>11s}")
+        print(f"{'method':31s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO':>11s} {'x fewer':>7s} "
+              f"{'s->GRPO':>8s} {'x less s':>8s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'wasted':>6s} {'rounds':>6s}")
         for meth, e in rows.items():
-            print(f"{METHODS[meth][3]:28s} {e['start']:6.3f} {e['final']:6.3f} {e['peak']:6.3f} "
-                  f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>18s} {fmt(e.get('step_ratio_vs_grpo'), '{:.2f}'):>13s} "
-                  f"{fmt(e.get('time_ratio_vs_grpo'), '{:.2f}'):>11s} {e['seconds_per_step']:7.3f} "
-                  f"{fmt(e.get('median_generation_s'), '{:.2f}'):>6s} {fmt(e.get('median_update_s'), '{:.2f}'):>6s} "
-                  f"{fmt(e.get('groups_with_spread_kept'), '{:.2f}'):>11s}")
+            print(f"{METHODS[meth][4]:31s} {e['start']:6.3f} {e['final']:6.3f} {e['peak']:6.3f} "
+                  f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>11s} {fmt(e.get('step_ratio_vs_grpo'), '{:.2f}'):>7s} "
+                  f"{fmt(e.get('seconds_to_grpo_final'), '{:.0f}'):>8s} {fmt(e.get('time_ratio_vs_grpo'), '{:.2f}'):>8s} "
+                  f"{e['seconds_per_step']:7.3f} {fmt(e.get('median_generation_s'), '{:.2f}'):>6s} "
+                  f"{fmt(e.get('median_update_s'), '{:.2f}'):>6s} {fmt(e.get('wasted_update_fraction'), '{:.2f}'):>6s} "
+                  f"{fmt(e.get('generation_rounds'), '{:.2f}'):>6s}")
 
 
 def run(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--steps", type=int, default=300, help="training steps per run")
+    p.add_argument("--steps", type=int, default=500, help="training steps per run")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     p.add_argument("--eval-every", type=int, default=25, help="steps between checkpoints (evaluated)")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 r"""Where this suite's strict verifiers and the paper's grader disagree, by kind, on real completions.
 
-    uv run python scripts/grader_agreement.py                      # ../shared/paper-examples/examples.jsonl.gz
+    uv run python scripts/grader_agreement.py                      # paper-data/examples.jsonl.gz (scripts/paper_data.py)
     uv run python scripts/grader_agreement.py --examples FILE.jsonl.gz
 
 For every completion of the examples file (rows: dataset, model, answer, completion, correct,
@@ -33,12 +33,13 @@ from pods import rewards  # noqa: E402
 from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number  # noqa: E402
 
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
-EXAMPLES = "shared/paper-examples/examples.jsonl.gz"
 
 
 def default_examples() -> Path:
-    """../shared/paper-examples/examples.jsonl.gz next to the checkout or next to one of its parents."""
-    return next((p / EXAMPLES for p in ROOT.parents if (p / EXAMPLES).is_file()), ROOT.parent / EXAMPLES)
+    """paper-data/examples.jsonl.gz (scripts/paper_data.py), else shared/paper-examples (pods.paper_data)."""
+    from pods.paper_data import locate_examples
+
+    return locate_examples() or Path("paper-data/examples.jsonl.gz")
 
 
 # ----------------------------------------------------------------------------- kinds
@@ -186,12 +187,13 @@ def report(graded: list[dict]) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--examples", type=Path, default=None, help=f"the examples file (default: ../{EXAMPLES})")
+    p.add_argument("--examples", type=Path, default=None,
+                   help="the examples file (default: paper-data/examples.jsonl.gz, scripts/paper_data.py)")
     args = p.parse_args(argv)
     path = args.examples or default_examples()
     if not path.is_file():
-        print(f"grader_agreement.py: examples file {path} not found; pass --examples PATH "
-              f"(the authors' completions, {EXAMPLES} next to the checkout)", file=sys.stderr)
+        print(f"grader_agreement.py: examples file {path} not found; get the authors' completions with "
+              "`uv run python scripts/paper_data.py`, or pass --examples PATH", file=sys.stderr)
         return 2
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as f:

@@ -2,7 +2,7 @@
 """Optimizer steps each arm of the paper's single-GPU runs reached in its time budget, and how much of
 that a warm-up of `--warmup-ratio` of one epoch (this suite's old default, 1 %) would have taken.
 
-    uv run python scripts/paper_steps.py --results ../shared/paper-results [--warmup-ratio 0.01]
+    uv run python scripts/paper_steps.py [--results paper-data/results] [--warmup-ratio 0.01]
 
 Reads the authors' `<setting>-Run<k>.json` files: their checkpoint names carry the step, and the
 authors took one optimizer step per training step (one prompt, gradient accumulation 1), so the
@@ -79,13 +79,16 @@ def table(rows: list[dict], warmup_ratio: float) -> str:
 
 def run(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--results", default="../shared/paper-results", help="folder with <setting>-Run<k>.json files")
+    p.add_argument("--results", default=None, help="folder with <setting>-Run<k>.json files "
+                   "(default: paper-data/results from scripts/paper_data.py)")
     p.add_argument("--warmup-ratio", type=float, default=0.01, help="warm-up as a fraction of one epoch")
     a = p.parse_args(argv)
-    results = Path(a.results)
+    from pods.paper_data import GET_IT, locate_results
+
+    results = Path(a.results) if a.results else (locate_results() or Path("paper-data/results"))
     runs = load_steps(results) if results.is_dir() else {}
     if not runs:
-        print(f"error: no Instruct-*-Run<k>.json files in {results}", file=sys.stderr)
+        print(f"error: no Instruct-*-Run<k>.json files in {results}; {GET_IT}", file=sys.stderr)
         return 2
     print(table([summarise(s, r, a.warmup_ratio) for s, r in sorted(runs.items())], a.warmup_ratio))
     return 0

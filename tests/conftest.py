@@ -7,6 +7,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("TRITON_INTERPRET", "1")  # no CUDA here: TRL 1.15's Triton kernel runs interpreted
 
 import pytest  # noqa: E402
 

@@ -26,16 +26,17 @@ class Sampling:
     seed: int | None = None  # per-call seed (None: the generator's own RNG stream)
 
 
-def sampling_seed(seed: int, step: int) -> int:
+def sampling_seed(seed: int, step: int, round_: int = 0) -> int:
     """The sampling seed of training step `step` (0-based) of a run with seed `seed`: a pure function.
 
     The trainer passes it as `Sampling(seed=...)` to every backend, so a resumed run samples step k
     exactly as the uninterrupted run did, whatever the engine's own RNG state (vLLM's is not
     checkpointed). The first 62 bits of SHA-256("pods-sampling:<seed>:<step>"): distinct per (seed,
     step), far apart, and small enough that a backend's per-completion offsets (vLLM: seed + g * n + j)
-    stay below 2**63.
+    stay below 2**63. `round_` > 0: the further generation rounds of dynamic sampling (pods.collect).
     """
-    digest = hashlib.sha256(f"pods-sampling:{int(seed)}:{int(step)}".encode()).digest()
+    key = f"pods-sampling:{int(seed)}:{int(step)}" + (f":{int(round_)}" if round_ else "")
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "little") >> 2
 
 

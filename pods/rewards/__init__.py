@@ -71,11 +71,17 @@ def names() -> list[str]:
 
 
 def get(name: str) -> RewardFn:
-    """The reward function registered as `name`; ValueError listing valid names otherwise."""
+    """The reward function registered as `name`, or your own at `package.module:function`
+    (pods.plugins); ValueError listing valid names otherwise."""
+    from pods import plugins
+
+    if plugins.is_plugin(name):
+        return plugins.reward(name)
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(names())}") from None
+        raise ValueError(f"unknown reward {name!r}; valid names: {', '.join(names())}, or your own function "
+                         "as package.module:function (docs/workbench.md)") from None
 
 
 class Combined:

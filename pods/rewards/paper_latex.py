@@ -185,6 +185,8 @@ class _Parser:
         self.i += 1 + len(name)
         if name in ("(", "["):
             return ("other", self.math_text("\\)" if name == "(" else "\\]", display=name == "["), "")
+        if name in ("begin", "end") and not self.group_closes():  # `\end{answer>`: pylatexenc keeps the
+            return ("other", "\\" + name, "")  # macro's name as text and reads the open group as text
         if name == "begin":
             return ("other", self.environment(), "")
         if name == "end":  # an \end without its \begin
@@ -267,6 +269,22 @@ class _Parser:
         end = self.s.find("]", j)
         self.i = len(self.s) if end < 0 else end + 1
         return ""
+
+    def group_closes(self) -> bool:
+        """False when the next argument is a `{` group that never closes (True when no group follows)."""
+        s, j = self.s, _BLANKS.match(self.s, self.i).end()
+        if not s.startswith("{", j):
+            return True
+        depth = 0
+        while j < len(s):
+            if s[j] == "\\":
+                j += 2
+                continue
+            depth += {"{": 1, "}": -1}.get(s[j], 0)
+            if depth == 0:
+                return True
+            j += 1
+        return False
 
     def environment(self) -> str:
         name = self.argument() or ""

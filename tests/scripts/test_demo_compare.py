@@ -41,7 +41,7 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
             for file in ("eval_results.json", "eval_greedy.json"):
                 shift = 0.02 * (s - 0.5)  # seeds differ; their mean is `accs`
                 write_run(tmp_path, f"{meth}-seed{s}", [a + shift for a in accs], secs[meth], file)
-    args = dc.argparse.Namespace(out=tmp_path, seeds=[0, 1], methods=list(dc.METHODS), steps=100, eval_size=2000,
+    args = dc.argparse.Namespace(out=tmp_path, seeds=[0, 1], methods=["grpo", "pods", "random"], steps=100, eval_size=2000,
                                  draws=2)
     summary = dc.report(args)
     s = summary["metrics"]["sampled"]
@@ -54,6 +54,7 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
     assert s["pods"]["seconds_per_step"] == pytest.approx(0.3)
     assert s["grpo"]["final_per_seed"] == pytest.approx([0.29, 0.31])
     assert s["pods"]["median_generation_s"] == pytest.approx(0.15) and s["grpo"]["groups_with_spread_kept"] == 0.5
+    assert s["grpo"]["wasted_update_fraction"] == 0.5 and s["pods"]["seconds_to_grpo_final"] == pytest.approx(15)
     assert (tmp_path / "demo_compare.png").stat().st_size > 10_000
     assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["greedy"]["pods"]["final"] == pytest.approx(0.4)
     assert "2.00" in capsys.readouterr().out
@@ -73,6 +74,9 @@ def test_commands_share_prompt_stream_and_warm_start(tmp_path):
         assert "rl.max_steps=100" in cmd and "rl.save_steps=25" in cmd and f"run_name={m}-seed7" in cmd
     assert "rl.n=16" in cmds["grpo"] and "rl.rule=none" in cmds["grpo"]
     assert "rl.rule=random" in cmds["random"] and "rl.n=64" in cmds["random"]
+    assert "rl.dynamic_sampling=true" in cmds["grpo-ds"] and "rl.n=16" in cmds["grpo-ds"]
+    assert "rl.dynamic_sampling=true" in cmds["pods-ds"] and "rl.n=64" in cmds["pods-ds"]
+    assert "rl.dynamic_sampling=false" in cmds["pods"]
     sampled, greedy = dc.eval_overrides(args, tmp_path, False), dc.eval_overrides(args, tmp_path, True)
     assert "--evaluate-run" in dc.eval_command(args, tmp_path)
     assert "repeats=3" in sampled and "temperature=1.0" in sampled and "seed=1234" in sampled

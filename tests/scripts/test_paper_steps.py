@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from pods.paper_data import GET_IT, locate_results
+
 REPO = Path(__file__).resolve().parents[2]
 # the shared folder sits beside the checkout (or beside the worktrees' folder)
-PAPER = next((p for p in (REPO.parent / "shared" / "paper-results", REPO.parents[1] / "shared" / "paper-results")
-              if p.is_dir()), REPO.parent / "shared" / "paper-results")
+PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.paper_data)
 
 spec = importlib.util.spec_from_file_location("script_paper_steps", REPO / "scripts" / "paper_steps.py")
 paper_steps = importlib.util.module_from_spec(spec)
@@ -44,7 +45,7 @@ def test_no_result_files_is_a_clean_error(tmp_path, capsys):
     assert "no Instruct-*-Run<k>.json files" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not PAPER.is_dir(), reason=f"paper results not found at {PAPER} (shared folder absent)")
+@pytest.mark.skipif(not PAPER.is_dir(), reason=f"the paper's results are absent: {GET_IT}")
 def test_paper_numbers_in_docs(capsys):
     """The table in docs/algorithms.md is this output."""
     assert paper_steps.main(["--results", str(PAPER)]) == 0

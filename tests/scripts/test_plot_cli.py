@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pods.paper_data import GET_IT, locate_results
+
 REPO = Path(__file__).resolve().parents[2]
-PAPER = next((p for p in (REPO.parent / "shared" / "paper-results", REPO.parents[1] / "shared" / "paper-results")
-              if p.is_dir()), REPO.parent / "shared" / "paper-results")  # beside the checkout (or a worktree dir)
+PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.paper_data)
 
 _spec = importlib.util.spec_from_file_location("script_plot", REPO / "scripts" / "plot.py")
 plot = importlib.util.module_from_spec(_spec)
@@ -67,7 +68,7 @@ def test_list_names_every_figure(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PAPER.is_dir(), reason=f"paper results not found at {PAPER} (shared folder absent)")
+@pytest.mark.skipif(not PAPER.is_dir(), reason=f"the paper's results are absent: {GET_IT}")
 def test_every_paper_figure(tmp_path):
     out = tmp_path / "figures"
     with pytest.warns(UserWarning, match="irregular checkpoint count"):  # 64-2 Run9/10, Llama 64-16 Run4

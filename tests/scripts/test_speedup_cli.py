@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from pods.paper_data import GET_IT, locate_results
+
 REPO = Path(__file__).resolve().parents[2]
-PAPER = next((p for p in (REPO.parent / "shared" / "paper-results", REPO.parents[1] / "shared" / "paper-results")
-              if p.is_dir()), REPO.parent / "shared" / "paper-results")  # beside the checkout (or a worktree dir)
+PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.paper_data)
 
 
 def load_script(name):
@@ -104,7 +105,7 @@ def test_errors_are_clear(tmp_path, capsys):
     assert "no nope-Run<k>.json" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not PAPER.is_dir(), reason=f"paper results not found at {PAPER} (shared folder absent)")
+@pytest.mark.skipif(not PAPER.is_dir(), reason=f"the paper's results are absent: {GET_IT}")
 def test_paper_gsm8k_speedup(capsys):
     rows = run_json(capsys, ["--results", str(PAPER), "--baseline", "Instruct-GSM8K-512-16-16",
                              "--method", "Instruct-GSM8K-512-64-16", "--bootstrap", "100"])

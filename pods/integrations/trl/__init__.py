@@ -42,6 +42,16 @@ needs only the two methods named above and the output dict of `_generate_and_sco
 
 from __future__ import annotations
 
+import os
+import sys
+
+import torch
+
+if not torch.cuda.is_available() and "triton" not in sys.modules:
+    # TRL 1.15 patches in a Triton kernel that only runs interpreted on a machine without CUDA; the
+    # switch must be set before triton is first imported (an explicit TRITON_INTERPRET wins)
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 try:  # TRL is a dependency, but keep the import error readable
     import trl  # noqa: F401
 except ImportError as err:  # pragma: no cover

@@ -108,6 +108,12 @@ CASES = [
     ('\\left\\lfloor \\frac{n}{2} \\right\\rfloor', '⌊n/2 ⌋'),
     # binom is unknown
     ('\\binom{5}{2}', '52'),
+    # \begin / \end whose group never closes: the macro's name stays, the open group is text
+    ('x \\end{answer> 5', 'x \\endanswer> 5'),
+    ('\\begin{answer> 7 </answer>', '\\beginanswer> 7 </answer>'),
+    ('\\frac{1}{2} \\end{x', '1/2 \\endx'),
+    # ... and one whose group closes is an \end without its \begin
+    ('a \\end{b}{c', 'a c'),
 ]
 
 

@@ -1,0 +1,140 @@
+"""Plug-ins by import path (pods.plugins): your own rewards and datasets, checked before a model loads."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pods import plugins, rewards
+from pods.data import load_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+
+USER_MODULE = '''
+from pods.data import Example
+
+def good(completions, answers, **columns):
+    return [float(c.strip() == a) for c, a in zip(completions, answers)]
+
+def short(completions, answers, **columns):
+    return [1.0]
+
+def broken(completions, answers, **columns):
+    raise KeyError("boom")
+
+def words(completions, answers, **columns):
+    return ["yes" for _ in completions]
+
+NOT_A_FUNCTION = 3
+
+def data(split):
+    return [{"prompt": f"{i}+1=", "answer": str(i + 1), "level": i} for i in range(5 if split == "train" else 2)]
+
+def objects(split):
+    return [Example("1+1=", "2")]
+
+def empty(split):
+    return []
+
+def bad_rows(split):
+    return [{"question": "1+1="}]
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "mine.py").write_text(USER_MODULE)
+    monkeypatch.chdir(tmp_path)  # the working directory is searched, as for a user's own project
+    yield "mine"
+    sys.modules.pop("mine", None)
+
+
+def test_a_reward_by_import_path_is_a_registry_reward(user_module):
+    fn = rewards.get("mine:good")
+    assert fn(["2", "3"], ["2", "2"]) == [1.0, 0.0]
+    plugins.check_reward("mine:good")
+    total, per_fn = rewards.combined([{"name": "mine:good", "weight": 2.0}])(["2"], ["2"])
+    assert total == [2.0] and per_fn == {"mine:good": [1.0]}
+
+
+@pytest.mark.parametrize("path, message", [
+    ("nosuchmodule:f", "cannot import module 'nosuchmodule'"),
+    ("mine:missing", "has no attribute 'missing'"),
+    ("mine:NOT_A_FUNCTION", "is a int, not a function"),
+    ("mine:short", "returned 1 values; return one score per completion"),
+    ("mine:broken", "the probe call on two completions raised KeyError"),
+    ("mine:words", "not a list of numbers"),
+    ("mine:", "write it as package.module:function"),
+])
+def test_each_failing_reward_check_says_which_and_shows_the_signature(user_module, path, message):
+    with pytest.raises(plugins.PluginError) as err:
+        plugins.check_reward(path)
+    assert message in str(err.value) and plugins.REWARD_SIGNATURE in str(err.value)
+
+
+def test_a_dataset_by_import_path(user_module):
+    train = load_dataset("mine:data", split="train")
+    assert [(e.prompt, e.answer, e.meta) for e in train[:2]] == [("0+1=", "1", {"level": 0}), ("1+1=", "2", {"level": 1})]
+    assert len(load_dataset("mine:data", split="test")) == 2 and len(load_dataset("mine:data", limit=3)) == 3
+    assert load_dataset("mine:objects")[0].answer == "2"
+    with pytest.raises(ValueError, match="takes no path or options"):
+        load_dataset("mine:data", path="x.jsonl")
+
+
+@pytest.mark.parametrize("path, message", [
+    ("mine:empty", "split 'train' is empty"),
+    ("mine:bad_rows", "row 0 is {'question'"),
+    ("mine:broken", "calling it with split='train' raised"),
+    ("mine:nothing", "has no attribute 'nothing'"),
+])
+def test_each_failing_dataset_check_says_which(user_module, path, message):
+    with pytest.raises(plugins.PluginError) as err:
+        plugins.check_dataset(path)
+    assert message in str(err.value) and plugins.DATASET_SIGNATURE in str(err.value)
+
+
+def test_validate_reports_plugin_problems_before_a_model_loads(user_module):
+    from hydra import compose, initialize_config_dir
+
+    from pods.config import ConfigError, validate
+
+    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
+        cfg = compose(config_name="train", overrides=[
+            "model=tiny", "dataset.name=mine:empty", "dataset.rewards=[{name: mine:short, weight: 1.0}]",
+            "dataset.accuracy_reward=null", "optim.name=adamw", "rl.n=8", "rl.m=4", "rl.max_steps=1"])
+    with pytest.raises(ConfigError) as err:
+        validate(cfg)
+    assert "dataset.name: dataset 'mine:empty'" in str(err.value) and "returned 1 values" in str(err.value)
+
+
+def _train(cwd, *overrides):
+    cmd = [sys.executable, str(ROOT / "train.py"), "model=tiny", "dataset.prompt_style=base", "rl.n=4", "rl.m=2",
+           "rl.prompts_per_step=2", "rl.max_steps=2", "rl.max_time=null", "rl.max_completion_tokens=4",
+           "optim.name=adamw", "logging.progress=false", f"output_root={cwd / 'runs'}", "run_name=plug", *overrides]
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "WANDB_MODE": "disabled", "PYTHONPATH": ""}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
+
+
+@pytest.mark.slow
+def test_the_worked_example_trains_two_steps_from_a_users_directory(tmp_path):
+    shutil.copy(ROOT / "examples" / "custom_reward.py", tmp_path / "custom_reward.py")
+    out = _train(tmp_path, "dataset.name=custom_reward:countdown",
+                 "dataset.rewards=[{name: custom_reward:exact_number, weight: 1.0}, "
+                 "{name: custom_reward:brevity, weight: 0.1}]", "dataset.accuracy_reward=custom_reward:exact_number")
+    assert out.returncode == 0, out.stderr[-3000:]
+    import json
+
+    rows = [json.loads(line) for line in (tmp_path / "runs" / "plug" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in rows] == [1, 2]
+    assert "reward/custom_reward:brevity" in rows[0] and "reward/custom_reward:exact_number" in rows[0]
+
+
+def test_a_bad_plugin_path_on_the_command_line_is_a_clean_error(tmp_path):
+    (tmp_path / "mine.py").write_text(USER_MODULE)
+    out = _train(tmp_path, "dataset.name=arithmetic", "dataset.rewards=[{name: mine:short, weight: 1.0}]",
+                 "dataset.accuracy_reward=null")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "returned 1 values" in out.stderr and "def my_reward(completions" in out.stderr
