@@ -9,26 +9,26 @@ Uses the run's own backend and verifiers; LoRA runs are evaluated as adapters on
 Reports two accuracies: `ans_acc` by this suite's strict verifiers and `paper_ans_acc` by the
 authors' own grader (`paper_grader=paper_answer|paper_answer_decimal|null`), the one to put next
 to the paper's numbers (docs/evaluation.md).
+Every setting, the run directory and the datasets are checked before a model loads; a problem is
+one message and exit code 2 (docs/configuration.md).
 """
 
 from __future__ import annotations
 
-import sys
-
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
-from pods.evaluation import evaluate_run
-from pods.io import WriteError
+from pods.cli import HydraApp
+
+APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing
 
 
-@hydra.main(config_path="config", config_name="evaluate", version_base=None)
-def main(cfg: DictConfig) -> None:
-    try:
-        results = evaluate_run(cfg.run_dir, cfg)
-    except (ValueError, FileNotFoundError, WriteError) as err:  # WriteError: "no space left on device: <path>"
-        print(f"evaluate-run.py: {err}", file=sys.stderr)
-        sys.exit(2)
+def run(cfg: DictConfig) -> None:
+    from pods.config_checks import validate_eval
+    from pods.evaluation import evaluate_run
+
+    validate_eval(cfg)  # every setting and the run directory, before a model loads
+    results = evaluate_run(cfg.run_dir, cfg)
     for entry in results.entries():
         data = results.data[entry]
         names = [ds for ds in data if isinstance(data[ds], dict)]
@@ -40,5 +40,10 @@ def main(cfg: DictConfig) -> None:
     print(f"results: {results.path}")
 
 
+@hydra.main(config_path="config", config_name="evaluate", version_base=None)
+def main(cfg: DictConfig) -> None:
+    APP.job(lambda: run(cfg), doing=f"evaluating {OmegaConf.select(cfg, 'run_dir', throw_on_missing=False)}")
+
+
 if __name__ == "__main__":
-    main()
+    APP.main(main)

@@ -8,10 +8,12 @@
 The run goes to checkpoints/<run_name>/ (see pods/trainer.py); rerunning the same command resumes
 from its newest intact checkpoint. TRL's names work as aliases with a note (`num_generations=16`
 is `rl.n=16`, `learning_rate=1e-6` is `optim.lr=1e-6`; table: docs/vocabulary.md), and an unknown
-key is refused with the closest one ("did you mean rl.n?"). Exit codes (docs/long-runs.md): 0 done,
-or stopped by Ctrl-C (SIGINT) after checkpointing the step in progress; 143 stopped by SIGTERM after
-checkpointing (a scheduler may requeue it); 2 a config problem, a failed write ("no space left on
-device: <path>"), non-finite steps, or no intact checkpoint; 130 / 143 a second signal (exit at once).
+key is refused with the closest one ("did you mean rl.n?"). Every setting and data file is checked
+before a model loads (docs/configuration.md). Exit codes (docs/long-runs.md): 0 done, or stopped by
+Ctrl-C (SIGINT) after checkpointing the step in progress; 143 stopped by SIGTERM after checkpointing
+(a scheduler may requeue it); 2 a problem to fix, one message: a setting or data file, a failed write
+("no space left on device: <path>"), non-finite steps, or no intact checkpoint; 130 / 143 a second
+signal (exit at once); 1 an unexpected error (its traceback, and what the program was doing).
 """
 
 import os
@@ -23,23 +25,39 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from pods.cli import HydraApp
+
+APP = HydraApp("train.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
+
 
 def resume_hint() -> str:
     return "rerun the same command to resume: " + shlex.join(["python", *sys.argv])
 
 
-@hydra.main(config_path="config", config_name="train", version_base=None)
-def main(cfg: DictConfig) -> None:
+def describe(cfg: DictConfig) -> str:
+    """'training checkpoints/<run>' for the line under an unexpected traceback."""
+    from pods.config import run_dir
+
+    try:
+        return f"training {run_dir(cfg)}"
+    except Exception:  # noqa: BLE001 - a config too broken to name its run: validate says why
+        return "training"
+
+
+def run(cfg: DictConfig) -> None:
+    """Train; our own errors (pods.errors.PodsError) reach APP.job, signals and failed writes exit here."""
     import torch
 
-    from pods.checkpoint import CheckpointError
-    from pods.config import ConfigError
-    from pods.guard import Interrupted, NonFiniteError
+    from pods.errors import ConfigError
+    from pods.guard import Interrupted
     from pods.io import WriteError
     from pods.trainer import train
 
-    if "PODS_THREADS" in os.environ:
-        torch.set_num_threads(int(os.environ["PODS_THREADS"]))
+    threads = os.environ.get("PODS_THREADS")
+    if threads is not None:
+        if not threads.isdigit() or int(threads) < 1:
+            raise ConfigError(f"PODS_THREADS={threads!r}: must be a positive integer (torch threads), or unset")
+        torch.set_num_threads(int(threads))
     try:
         run_dir = train(cfg)
     except Interrupted as stop:
@@ -48,11 +66,8 @@ def main(cfg: DictConfig) -> None:
         print(f"{stop}; {resume_hint()}", file=sys.stderr)
         sys.exit(stop.exit_code)
     except WriteError as err:
-        print(f"error: {err}. Files already written (earlier checkpoints, metrics.jsonl) are intact; "
+        print(f"train.py: error: {err}. Files already written (earlier checkpoints, metrics.jsonl) are intact; "
               f"free the space or fix the permissions, then {resume_hint()}", file=sys.stderr)
-        sys.exit(2)
-    except (ConfigError, CheckpointError, NonFiniteError) as err:
-        print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:  # Ctrl-C before the training loop started: nothing trained, nothing to save
         print(f"interrupted before training started; nothing was trained in this attempt; {resume_hint()}",
@@ -70,6 +85,11 @@ def main(cfg: DictConfig) -> None:
             sys.exit(130)
 
 
+@hydra.main(config_path="config", config_name="train", version_base=None)
+def main(cfg: DictConfig) -> None:
+    APP.job(lambda: run(cfg), doing=describe(cfg))
+
+
 def cli_overrides(argv: list[str]) -> list[str]:
     """argv with TRL's names replaced by ours (a note each); exit 2 with a hint on an unknown key."""
     from pods.aliases import rewrite_overrides
@@ -78,7 +98,7 @@ def cli_overrides(argv: list[str]) -> list[str]:
     try:
         args, notes = rewrite_overrides(argv, groups)
     except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"train.py: error: {err}", file=sys.stderr)
         sys.exit(2)
     for note in notes:
         print(note, file=sys.stderr)
@@ -87,4 +107,4 @@ def cli_overrides(argv: list[str]) -> list[str]:
 
 if __name__ == "__main__":
     sys.argv[1:] = cli_overrides(sys.argv[1:])
-    main()
+    APP.main(main)

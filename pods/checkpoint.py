@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from pods import manifest
+from pods.errors import CheckpointError  # also importable as pods.checkpoint.CheckpointError
 from pods.guard import NonFiniteError, nonfinite_count
 from pods.io import writing
 
@@ -237,21 +238,46 @@ def intact(run_dir: Path, warn=warn_stderr) -> list[Path]:
     return out
 
 
-class CheckpointError(RuntimeError):
-    """A run's checkpoints exist but none can be resumed from."""
+def _damaged(path: Path, problems: list[str], oldest: bool) -> str:
+    older = "no older checkpoint" if oldest else "trying the next older checkpoint"
+    return f"checkpoint {path} is damaged ({'; '.join(problems)}); it is left in place for inspection; {older}"
+
+
+def _all_damaged(run_dir: Path, found: list[Path]) -> CheckpointError:
+    return CheckpointError(
+        f"every checkpoint of {run_dir} is damaged ({', '.join(p.name for p in found)}; see the warnings above), "
+        "so there is nothing to resume from. They are left in place. To train this run from step 0 again, "
+        f"move them out of {run_dir}; or start under another run_name=NAME")
+
+
+def check_resumable(run_dir: Path, warn=warn_stderr) -> dict[Path, list[str]]:
+    """Before any model loads: verify the checkpoints newest first up to the first intact one and return
+    {path: problems} for `resume(verified=...)`; CheckpointError (each named in a warning) when every
+    checkpoint fails `verify`, so a run with nothing to resume from stops in seconds."""
+    found, verified = checkpoints(run_dir), {}
+    for path in reversed(found):
+        verified[path] = verify(path)
+        if not verified[path]:
+            return verified
+    for path in reversed(found):
+        warn(_damaged(path, verified[path], path == found[0]))
+    if found:
+        raise _all_damaged(run_dir, found)
+    return verified
 
 
 def resume(run_dir: Path, policy, optimizer=None, scheduler=None, generators=None,
-           warn=warn_stderr) -> tuple[Path | None, dict | None]:
+           warn=warn_stderr, verified: dict[Path, list[str]] | None = None) -> tuple[Path | None, dict | None]:
     """Load the newest intact checkpoint: (its path, state.json), or (None, None) when the run has none.
 
     A damaged checkpoint (see `verify`; one without a manifest also when it fails to load) is
     named in a warning, left in place for inspection, and the next older one is tried. Raises
-    CheckpointError when every checkpoint is damaged.
+    CheckpointError when every checkpoint is damaged. `verified`: `check_resumable`'s results
+    (not verified again).
     """
     found = checkpoints(run_dir)
     for path in reversed(found):
-        problems = verify(path)
+        problems = verified[path] if verified and path in verified else verify(path)
         if not problems:
             try:
                 return path, load(path, policy, optimizer, scheduler, generators)
@@ -259,13 +285,9 @@ def resume(run_dir: Path, policy, optimizer=None, scheduler=None, generators=Non
                 if (path / manifest.MANIFEST).is_file():
                     raise  # verified intact: the error is not damage, it must be seen as it is
                 problems = [f"loading failed: {type(e).__name__}: {e}"]
-        older = "trying the next older checkpoint" if path != found[0] else "no older checkpoint"
-        warn(f"checkpoint {path} is damaged ({'; '.join(problems)}); it is left in place for inspection; {older}")
+        warn(_damaged(path, problems, path == found[0]))
     if found:
-        raise CheckpointError(
-            f"every checkpoint of {run_dir} is damaged ({', '.join(p.name for p in found)}; see the warnings above), "
-            "so there is nothing to resume from. They are left in place. To train this run from step 0 again, "
-            f"move them out of {run_dir}; or start under another run_name=NAME")
+        raise _all_damaged(run_dir, found)
     return None, None
 
 

@@ -23,16 +23,13 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from pods import aliases
+from pods.errors import ConfigError  # noqa: F401  (importable as pods.config.ConfigError)
 from pods.config_schema import (  # noqa: F401  (re-exported: pods.config.TrainConfig etc.)
     ALGORITHMS, DTYPES, GPU_ONLY_BACKENDS, OPTIMIZERS, SAVE_STRATEGIES, SCHEDULERS, DatasetConfig, LoggingConfig,
     LoraConfig, ModelConfig, OptimConfig, RLConfig, TinyConfig, TrainConfig,
 )
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
-
-
-class ConfigError(ValueError):
-    """A config problem found at start-up; the message says what to change."""
 
 
 REMOVED_KEYS = {  # keys of earlier versions: what replaced them
@@ -112,10 +109,15 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     from pods.backends import BACKENDS
     from pods.downsample import RULES
 
+    from pods import checks, config_checks
+
     p: list[str] = _unknown_keys("", cfg, TrainConfig)
     p = [s.replace("key .", "key ") for s in p]
+    p += checks.schema_problems(cfg, TrainConfig, choices=_choices())  # types first: the checks below compare values
+    p += config_checks.loose_problems(cfg)  # the fields typed Any: max_steps, max_time, limit, run_name, ...
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+    p += config_checks.train_problems(cfg)  # ranges, the run directory, open sections, the `Any` fields
     rl, optim, model, data = cfg.rl, cfg.optim, cfg.model, cfg.dataset
 
     def positive(name, value, allow_none=False):
@@ -128,8 +130,6 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
                  "max_completion_tokens", "save_steps", "max_generation_rounds"):
         positive(f"rl.{name}", rl[name])
     positive("rl.save_interval", rl.save_interval)
-    positive("rl.max_steps", rl.max_steps, allow_none=True)
-    positive("rl.max_time", rl.max_time, allow_none=True)
     positive("optim.lr", optim.lr)
     if isinstance(rl.max_nonfinite_steps, bool) or not isinstance(rl.max_nonfinite_steps, int) \
             or rl.max_nonfinite_steps < 1:
@@ -140,12 +140,14 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
     if isinstance(lg.samples_every, bool) or not isinstance(lg.samples_every, int) or lg.samples_every < 0:
         p.append(f"logging.samples_every must be an integer >= 0 (0: no samples.jsonl), got {lg.samples_every!r}")
     positive("logging.samples_prompts", lg.samples_prompts)
-    if rl.temperature is None or rl.temperature < 0:
-        p.append(f"rl.temperature must be >= 0 (0 = greedy), got {rl.temperature!r}")
-    elif rl.temperature == 0 and rl.logprob_temperature:
-        p.append("rl.logprob_temperature=true divides the logits by rl.temperature, which is 0: "
-                 "set rl.logprob_temperature=false or a temperature > 0")
-    if rl.beta is None or rl.beta < 0:
+    if rl.temperature < 0:
+        p.append(f"rl.temperature must be >= 0, got {rl.temperature!r}")
+    elif rl.temperature == 0:  # m >= 2, so n >= 2: identical greedy rollouts
+        p.append(f"rl.temperature=0 samples greedily: the rl.n={rl.n} rollouts of a prompt would be identical, "
+                 "so their rewards have no spread and the update no gradient"
+                 + (", and rl.logprob_temperature=true divides the logits by rl.temperature, which is 0"
+                    if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
+    if rl.beta < 0:
         p.append(f"rl.beta must be >= 0, got {rl.beta!r}")
     if rl.max_steps is None and rl.max_time is None:
         p.append("the run never stops: set rl.max_steps or rl.max_time")
@@ -153,9 +155,7 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown rl.rule {rl.rule!r}; valid rules: {', '.join(RULES)}")
     if rl.algorithm not in ALGORITHMS:
         p.append(f"unknown rl.algorithm {rl.algorithm!r}; valid: {', '.join(ALGORITHMS)}")
-    if rl.save_strategy is False:  # YAML reads an unquoted `no` as false
-        p.append('rl.save_strategy is false: YAML reads an unquoted no as false; write save_strategy: "no"')
-    elif rl.save_strategy not in SAVE_STRATEGIES:
+    if rl.save_strategy not in SAVE_STRATEGIES:  # an unquoted `no` (YAML's false): the type check says to quote it
         p.append(f"unknown rl.save_strategy {rl.save_strategy!r}; valid: {', '.join(SAVE_STRATEGIES)}")
     if rl.scale_rewards not in SCALES:
         p.append(f"unknown rl.scale_rewards {rl.scale_rewards!r}; valid: {', '.join(SCALES)}")
@@ -214,6 +214,18 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         p.append(f"unknown model.tiny.arch {model.tiny.arch!r}; valid: qwen2, llama")
     if p:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+
+
+def _choices() -> dict[str, tuple]:
+    """Valid names of the string settings that name a choice (listed when such a setting is not a string)."""
+    from pods import data
+    from pods.advantages import SCALES, STDS
+    from pods.downsample import RULES
+
+    return {"rl.rule": RULES, "rl.algorithm": ALGORITHMS, "rl.save_strategy": SAVE_STRATEGIES,
+            "rl.scale_rewards": SCALES, "rl.advantage_std": STDS, "rl.aggregation": ("sequence", "token"),
+            "optim.name": OPTIMIZERS, "optim.scheduler": SCHEDULERS, "model.dtype": ("auto", *DTYPES),
+            "dataset.name": tuple(sorted(data.DATASETS)), "dataset.prompt_style": data.STYLES}
 
 
 def _check_schedule(optim) -> list[str]:
@@ -319,7 +331,9 @@ def check_run_dir(cfg, path: Path) -> None:
     saved = path / "config.yaml"
     if not saved.exists():
         return
-    old = OmegaConf.to_container(OmegaConf.load(saved), resolve=True)
+    from pods.config_checks import read_run_config
+
+    old = OmegaConf.to_container(read_run_config(saved), resolve=True)
     diff = differences(_comparable(old), _comparable(to_container(cfg)))
     if diff:
         raise ConfigError(

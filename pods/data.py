@@ -36,7 +36,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from pods.data_sources import DATASETS, MATH_SUBSETS, Example, load_rows, to_examples  # noqa: F401 (re-exported)
+from pods.data_sources import DATASETS, MATH_SUBSETS, Example, _load_rows, load_rows, to_examples  # noqa: F401
+from pods.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
 
@@ -77,23 +78,34 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
 
     if plugins.is_plugin(name):  # your own function, package.module:function (pods.plugins)
         if options or path or hub or prompt_column or answer_column or subsets:
-            raise ValueError(f"dataset {name!r} is your own function: it takes no path or options, only the split")
+            raise ConfigError(f"dataset {name!r} is your own function: it takes no path or options, only the split")
         examples = plugins.examples(name, split)
         return examples[: int(limit)] if limit else examples
     if name not in DATASETS:
-        raise ValueError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}, or your own "
-                         "function as package.module:function (docs/workbench.md)")
+        raise ConfigError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}, or your own "
+                          "function as package.module:function (docs/workbench.md)")
     if name == "arithmetic":
         examples = _arithmetic(split, **options)
     elif name == "gsm_symbolic":
         examples = _gsm_symbolic(split, **options)
     else:
         if options:
-            raise ValueError(f"{name}: unknown option(s) {sorted(options)}; valid: path, hub, limit, "
-                             f"prompt_column, answer_column" + (", subsets" if name == "math" else ""))
-        rows, source = load_rows(name, split, path, hub, subsets)
-        examples = to_examples(name, rows, source, prompt_column, answer_column)
+            raise ConfigError(f"{name}: unknown option(s) {sorted(options)}; valid: path, hub, limit, "
+                              f"prompt_column, answer_column" + (", subsets" if name == "math" else ""))
+        rows, source, places = _load_rows(name, split, path, hub, subsets)
+        examples = to_examples(name, rows, source, prompt_column, answer_column, places)
     return examples[: int(limit)] if limit else examples
+
+
+def load_examples(ds) -> list[Example]:
+    """The examples of a dataset config section (train.py's `dataset`) or an evaluation entry: keys name,
+    split, path, limit, options. Callers read them before any model loads, so a bad file or an
+    unreachable hub costs seconds; DataError / ConfigError say what to fix."""
+    examples = load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"],
+                            **dict(ds["options"] or {}))
+    if not examples:
+        raise DataError(f"{ds['name']} ({ds['split']} split): no examples; check the dataset's size options")
+    return examples
 
 
 def _arithmetic(split: str, **options) -> list[Example]:
@@ -101,19 +113,22 @@ def _arithmetic(split: str, **options) -> list[Example]:
 
     valid = {"digits", "operands", "size", "seed", "test_size"}
     if set(options) - valid:
-        raise ValueError(f"arithmetic: unknown option(s) {sorted(set(options) - valid)}; valid: {sorted(valid)}")
-    digits, operands = int(options.get("digits", 3)), int(options.get("operands", 2))
-    pairs = arithmetic.problems(split, **options)
+        raise ConfigError(f"arithmetic: unknown option(s) {sorted(set(options) - valid)}; valid: {sorted(valid)}")
+    try:
+        digits, operands = int(options.get("digits", 3)), int(options.get("operands", 2))
+        pairs = arithmetic.problems(split, **options)
+    except (ValueError, TypeError) as err:  # a bad option value (pods.arithmetic says which)
+        raise ConfigError(f"{err} (dataset option of arithmetic)") from None
     return [Example(p, a, {"digits": digits, "operands": operands}) for p, a in pairs]
 
 
 def _gsm_symbolic(split: str, **options) -> list[Example]:
     unknown = sorted(set(options) - {"size", "seed"})
     if unknown:
-        raise ValueError(f"gsm_symbolic: unknown option(s) {unknown}; valid: size, seed")
+        raise ConfigError(f"gsm_symbolic: unknown option(s) {unknown}; valid: size, seed")
     size, seed = int(options.get("size", 1000)), int(options.get("seed", 0))
     if split not in ("train", "test"):
-        raise ValueError(f"gsm_symbolic: unknown split {split!r}; valid: train, test")
+        raise ConfigError(f"gsm_symbolic: unknown split {split!r}; valid: train, test")
     from pods.extras import require
 
     reasoning_gym = require("reasoning_gym", "gym")  # optional extra: GSM8K-like problems made locally

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from pods.backends.base import Sampling
+from pods.cli import doing
+from pods.errors import CheckpointError, ConfigError
 from pods.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
                           checkpoint_step)
 
@@ -120,7 +122,7 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         e = dict(e)
         unknown = sorted(set(e) - set(defaults))
         if unknown:
-            raise ValueError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
+            raise ConfigError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
         keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
         if not full["reward"]:
@@ -133,17 +135,18 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     return out
 
 
-def prepare_dataset(ds: dict, tokenizer):
-    """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry."""
+def prepare_dataset(ds: dict, tokenizer, examples=None):
+    """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry;
+    `examples`: its examples already read by pods.data.load_examples (read here when None)."""
     from pods import rewards
     from pods import data
 
-    examples = data.load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"], **ds["options"])
+    examples = data.load_examples(ds) if examples is None else examples
     examples, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"],
                                                system_prompt=ds["system_prompt"],
                                                max_prompt_tokens=ds.get("max_prompt_tokens"))
     if not examples:
-        raise ValueError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")
+        raise ConfigError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")
     cols = data.meta_columns(examples)
     fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
     return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
@@ -195,9 +198,32 @@ def paper_graders(eval_cfg):
         return None, None
     valid = ("paper_answer", "paper_answer_decimal")
     if name not in valid:
-        raise ValueError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
-                         "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
+        raise ConfigError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
+                          "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
     return rewards.get(name), rewards.get("paper_format")
+
+
+def _checked_dataset(ds: dict):
+    """An evaluation entry's examples, read (and its verifiers looked up) before any model loads."""
+    from pods import data, rewards
+
+    for key in ("reward", "format_reward"):
+        if ds[key]:
+            try:
+                rewards.get(ds[key])
+            except ValueError as err:
+                raise ConfigError(f"evaluation dataset {ds['key']}: {key}: {err}") from None
+    return data.load_examples(ds)
+
+
+def _elapsed(checkpoint: Path) -> float:
+    """Training seconds of a checkpoint from its state.json; CheckpointError naming the file when damaged."""
+    f = checkpoint / "state.json"
+    try:
+        return float(json.loads(f.read_text(encoding="utf-8"))["elapsed_seconds"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"{f}: damaged ({type(err).__name__}: {err}); it holds no training time. Move "
+                              f"{checkpoint.name} out of {checkpoint.parent} to evaluate the others") from None
 
 
 def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> ResultsFile:
@@ -212,11 +238,12 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     from omegaconf import OmegaConf
 
     from pods import backends
+    from pods.config_checks import check_offline, load_error, read_run_config
 
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
-        raise ValueError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
-    run_cfg = OmegaConf.load(run_dir / "config.yaml")
+        raise ConfigError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
+    run_cfg = read_run_config(run_dir / "config.yaml")
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
     eval_cfg, header = with_run_defaults(eval_cfg, run_cfg)
@@ -234,36 +261,47 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     if not todo:
         log(f"{run_dir}: all {len(units)} entries x {len(datasets)} datasets x {R} repeats already evaluated")
         return results
-    policy, generator = (build or backends.build)(run_cfg)
-    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer) for ds in datasets}
+    read = {ds["key"]: _checked_dataset(ds) for ds in datasets}  # data and verifiers, before any model loads
+    elapsed = {path: _elapsed(path) for (_, _, path), _ in todo if path is not None}
+    with doing(f"loading the model {run_cfg.model.name} ({run_cfg.backend.name} backend)"):
+        check_offline(run_cfg.model.name)
+        try:
+            policy, generator = (build or backends.build)(run_cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a moved model directory
+            raise load_error(run_cfg.model.name, err) from err
+    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer, read[ds["key"]]) for ds in datasets}
     loaded = None
     for (entry, step, path), ds in todo:
         if path is not None and loaded != entry:
-            policy.load(path / "policy")
+            with doing(f"loading {path / 'policy'}"):
+                policy.load(path / "policy")
             generator.update_weights(policy)
             loaded = entry
         elif path is None and loaded is not None:
             raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
-        elapsed = 0.0 if path is None else float(json.loads((path / "state.json").read_text())["elapsed_seconds"])
+        seconds = 0.0 if path is None else elapsed[path]
         prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
-        for r in range(results.done(entry, ds["key"]), R):
-            sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
-                                top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
-            texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
-            metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn, cols=cols)
-            k = int(eval_cfg.get("examples", 3))
-            examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i], "correct": correct[i],
-                         "formatted": formatted[i]} for i in range(min(k, len(texts)))]
-            line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} for_acc {metrics['for_acc']:.4f} "
-                    f"both_acc {metrics['both_acc']:.4f} length {metrics['lengths']:.1f}")
-            if paper_fn:
-                paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
-                                                      format_fn=paper_format_fn, cols=cols)
-                metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
-                for ex, c, f in zip(examples, p_correct, p_formatted):
-                    ex.update(paper_correct=c, paper_formatted=f)
-                line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
-                         f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
-            results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=elapsed, examples=examples)
-            log(line)
+        with doing(f"evaluating {entry} of {run_dir} on {ds['key']}"):
+            for r in range(results.done(entry, ds["key"]), R):
+                sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
+                                    top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
+                texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
+                metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn,
+                                                    cols=cols)
+                k = int(eval_cfg.get("examples", 3))
+                examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i],
+                             "correct": correct[i], "formatted": formatted[i]} for i in range(min(k, len(texts)))]
+                line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} "
+                        f"for_acc {metrics['for_acc']:.4f} both_acc {metrics['both_acc']:.4f} "
+                        f"length {metrics['lengths']:.1f}")
+                if paper_fn:
+                    paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
+                                                          format_fn=paper_format_fn, cols=cols)
+                    metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
+                    for ex, c, f in zip(examples, p_correct, p_formatted):
+                        ex.update(paper_correct=c, paper_formatted=f)
+                    line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
+                             f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
+                results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
+                log(line)
     return results

@@ -18,7 +18,7 @@ EXTRAS = {"analysis": "speed-up tables and figures", "wandb": "Weights & Biases 
 
 
 def require(module: str, extra: str) -> ModuleType:
-    """`importlib.import_module(module)`; ImportError with the install command when it is missing."""
+    """`importlib.import_module(module)`; pods.errors.MissingExtra (an ImportError) naming the install command."""
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}; valid: {', '.join(EXTRAS)}")
     try:
@@ -26,7 +26,9 @@ def require(module: str, extra: str) -> ModuleType:
     except ImportError as err:
         if err.name is None or module.split(".")[0] != err.name.split(".")[0]:
             raise  # the package is there but something inside it failed: show that error as it is
-        raise ImportError(
+        from pods.errors import MissingExtra
+
+        raise MissingExtra(
             f"{module.split('.')[0]} is needed for {EXTRAS[extra]}; install the extra: "
             f"`pip install 'pods[{extra}]'` (or `uv add 'pods[{extra}]'`; in the pods checkout `uv sync`)"
         ) from err

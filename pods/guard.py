@@ -30,6 +30,8 @@ import time
 
 import torch
 
+from pods.errors import PodsError
+
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 DUPLICATE_SECONDS = 1.0  # the same signal again sooner than this counts as the first one delivered twice
 
@@ -104,7 +106,7 @@ def _say(text: str) -> None:
 # ----------------------------------------------------------------------------- non-finite steps
 
 
-class NonFiniteError(RuntimeError):
+class NonFiniteError(PodsError, RuntimeError):
     """Too many consecutive non-finite steps, or non-finite weights about to be saved."""
 
 

@@ -29,10 +29,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, TextIO
 
+from pods.errors import PodsError
+
 _OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")  # how Rust's std::io::Error prints (safetensors)
 
 
-class WriteError(OSError):
+class WriteError(PodsError, OSError):
     """Writing `path` failed; str() is "<cause>: <path>", e.g. "no space left on device: x/metrics.jsonl"."""
 
     def __init__(self, path: str | Path, cause: OSError):

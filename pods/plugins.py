@@ -24,12 +24,14 @@ import os
 import sys
 from typing import Callable
 
+from pods.errors import ConfigError
+
 REWARD_SIGNATURE = "def my_reward(completions: list[str], answers: list[str], **columns) -> list[float]"
 DATASET_SIGNATURE = "def my_data(split: str) -> list[pods.data.Example | dict(prompt=str, answer=str, ...)]"
 PROBE = (["<think>probe</think><answer>1</answer>", "2"], ["1", "3"])  # two completions, two answers
 
 
-class PluginError(ValueError):
+class PluginError(ConfigError):
     """A plug-in path that cannot be used; the message says which check failed and what is expected."""
 
 

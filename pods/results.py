@@ -21,6 +21,7 @@ import math
 import re
 from pathlib import Path
 
+from pods.errors import ResultsError
 from pods.io import atomic_write_json
 
 RESULTS_FILE = "eval_results.json"
@@ -44,7 +45,7 @@ class ResultsFile:
 
     `settings`: the evaluation settings that must match an existing file (temperature, max
     tokens, seeds, ...); a file written with other settings, a file that is not valid JSON or
-    not ours raises ValueError and is left untouched. `metrics`: the metric names every repeat
+    not ours raises pods.errors.ResultsError (a ValueError) and is left untouched. `metrics`: the metric names every repeat
     stores (METRICS, plus PAPER_METRICS when the paper-compatible graders run).
     """
 
@@ -60,15 +61,18 @@ class ResultsFile:
         where = f"{self.path}"
         try:
             data = json.loads(self.path.read_text())
+        except OSError as e:
+            raise ResultsError(f"{where}: cannot be read ({e.strerror or e}); fix its permissions or point the "
+                               "evaluation at another results file (output=...)") from e
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ValueError(f"{where}: not valid JSON ({e}); it was left untouched - move it away or "
-                             "point the evaluation at another results file") from e
+            raise ResultsError(f"{where}: not valid JSON ({e}); it was left untouched - move it away or "
+                               "point the evaluation at another results file") from e
         if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ValueError(f"{where}: not a pods results file (no \"format\": {FORMAT!r}); it was left "
-                             "untouched - move it away or choose another output path")
+            raise ResultsError(f"{where}: not a pods results file (no \"format\": {FORMAT!r}); it was left "
+                               "untouched - move it away or choose another output path")
         if data.get("settings") != self.settings:
-            raise ValueError(f"{where}: written with other evaluation settings\n  file: {data.get('settings')}\n"
-                             f"  now:  {self.settings}\nuse the same settings to resume, or another output path")
+            raise ResultsError(f"{where}: written with other evaluation settings\n  file: {data.get('settings')}\n"
+                               f"  now:  {self.settings}\nuse the same settings to resume, or another output path")
         for key, entry in data.items():
             if key in _RESERVED:
                 continue
@@ -76,7 +80,7 @@ class ResultsFile:
             ok = ok and all(isinstance(v, dict) and all(isinstance(v.get(m, []), list) for m in self.metrics)
                             for k, v in entry.items() if k not in ("step", "elapsed_seconds"))
             if not ok:
-                raise ValueError(f"{where}: unexpected entry {key!r}; the file was left untouched - fix or move it")
+                raise ResultsError(f"{where}: unexpected entry {key!r}; the file was left untouched - fix or move it")
         data.setdefault("examples", {})
         return data
 

@@ -46,8 +46,10 @@ from omegaconf import OmegaConf
 from pods import checkpoint as ckpt
 from pods.algorithms import plan_update
 from pods.backends.base import Sampling, sampling_seed
+from pods.cli import doing, note
 from pods.collect import collect
 from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
+from pods.config_checks import check_offline, load_error
 from pods.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
 from pods.io import atomic_write_text
 from pods.logging import MetricsLogger, PhaseTimers, Progress
@@ -81,15 +83,17 @@ class PromptStream:
         return out
 
 
-def load_prompts(cfg, tokenizer):
-    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter."""
+def load_prompts(cfg, tokenizer, examples=None):
+    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter;
+    `examples`: the set already read by pods.data.load_examples (read here when None)."""
     from pods import data
 
     d = cfg.dataset
-    examples = data.load_dataset(d.name, split=d.split, path=d.path, limit=d.limit, **dict(d.options or {}))
+    examples = data.load_examples(d) if examples is None else examples
     kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
     if not kept:
-        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens}")
+        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens} "
+                          "tokens: raise rl.max_prompt_tokens")
     cols = data.meta_columns(kept)
     return ids, [ex.answer for ex in kept], cols
 
@@ -182,6 +186,9 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     from pods import backends
 
     validate(cfg)
+    from pods.data import load_examples
+
+    examples = load_examples(cfg.dataset)  # every data file read and checked before any model loads
     if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
         from pods.warmstart import ensure_warmstart
 
@@ -189,23 +196,32 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     rl, alg = cfg.rl, algorithm(cfg)
     rdir = get_run_dir(cfg)
     check_run_dir(cfg, rdir)
+    check_offline(cfg.model.name)  # a hub model that cannot load offline, before anything is written
     rdir.mkdir(parents=True, exist_ok=True)
     for line in ckpt.clean_stale(rdir):  # before anything else is written
         print(f"{rdir}: {line}")
     if not cfg.resume and ckpt.latest(rdir) is not None:
         raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
                           f"or choose another run_name=NAME (or move {rdir} aside) to start over")
-    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    verified = ckpt.check_resumable(rdir)  # a run whose every checkpoint is damaged stops before a model loads
 
     seed_everything(cfg.seed)  # LoRA initialisation
-    policy, generator = backends.build(cfg)
-    prompts, answers, cols = load_prompts(cfg, policy.tokenizer)
+    with doing(f"loading the model {cfg.model.name} ({cfg.backend.name} backend)"):
+        try:
+            policy, generator = backends.build(cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a local directory missing files
+            raise load_error(cfg.model.name, err) from err
+    prompts, answers, cols = load_prompts(cfg, policy.tokenizer, examples)
+    # written once the model and prompts loaded: a start that fails there (a wrong model.name) leaves no config
+    # that would make the corrected command "a different run"
+    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
     B, n, m = rl.prompts_per_step, rl.n, rl.m
     optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
-    resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens)  # newest intact checkpoint
+    with doing(f"resuming from the newest intact checkpoint of {rdir}"):
+        resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens, verified=verified)
     if resume_from is not None:
         generator.update_weights(policy)
         step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
@@ -293,6 +309,8 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 raise Interrupted(stop.signum, step, resume_from)
     except Exception as err:
         if not stop.requested or isinstance(err, Interrupted):
+            if not isinstance(err, Interrupted):
+                note(err, f"training step {step + 1} of {rdir}")
             raise
         # the signal also ended e.g. vLLM's engine process and the step in progress failed: keep the last completed
         # step (weights untouched by the failed one; the RNG states as they were when it began)

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pods.errors import PodsError, ResultsError
 from pods.io import atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +105,7 @@ def run_logged(cmd: list[str], log: Path) -> dict:
         _, status, usage = os.wait4(p.pid, 0)
         p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        raise RuntimeError(f"command failed ({p.returncode}), see {log}: {' '.join(cmd)}")
+        raise PodsError(f"command failed ({p.returncode}), see {log}: {' '.join(cmd)}")
     return {"wall_seconds": time.time() - t0, "cpu_seconds": usage.ru_utime + usage.ru_stime}
 
 
@@ -166,7 +167,12 @@ def train_all(args) -> None:
 
 def load_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(steps [C], training seconds [C], accuracy [C]) of one run, base (step 0) included."""
-    data = json.loads((run_dir / METRICS[metric][0]).read_text())
+    from pods.analysis.loaders import read_json
+
+    path = run_dir / METRICS[metric][0]
+    if not path.is_file():
+        raise ResultsError(f"{path}: missing; train and evaluate this run first (run without --report-only)")
+    data = read_json(path)
     rows = sorted((v["step"], v["elapsed_seconds"], float(np.mean(v["arithmetic"]["ans_acc"])))
                   for k, v in data.items() if isinstance(v, dict) and "arithmetic" in v and v["arithmetic"]["ans_acc"])
     return tuple(np.array(c, dtype=float) for c in zip(*rows))
@@ -178,7 +184,7 @@ def seed_mean(args, method: str, metric: str):
     C = min(len(c[0]) for c in curves)
     steps = curves[0][0][:C]
     if any((c[0][:C] != steps).any() for c in curves):
-        raise ValueError(f"{method}: seeds have different checkpoint steps; finish all runs first")
+        raise ResultsError(f"{method}: seeds have different checkpoint steps; finish all runs first")
     acc = np.stack([c[2][:C] for c in curves])
     return steps, np.mean([c[1][:C] for c in curves], axis=0), acc.mean(0), acc
 
@@ -265,7 +271,7 @@ def print_table(summary: dict) -> None:
                   f"{fmt(e.get('generation_rounds'), '{:.2f}'):>6s}")
 
 
-def main(argv=None) -> None:
+def run(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=500, help="training steps per run")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
@@ -280,6 +286,9 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.evaluate_run:
         return evaluate_both(args, args.evaluate_run)
+    for name in ("steps", "eval_every", "eval_size", "draws", "parallel"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     if args.steps % args.eval_every:
         p.error("--steps must be a multiple of --eval-every")
     args.out = args.out.resolve()
@@ -291,5 +300,12 @@ def main(argv=None) -> None:
     print(f"\nfigure: {args.out / 'demo_compare.png'}\nsummary: {args.out / 'summary.json'}")
 
 
+def main(argv=None) -> int:
+    """`run` with a problem (a failed run, missing results) as one message and exit code 2 (pods.cli)."""
+    from pods.cli import run_script
+
+    return run_script(run, argv, program="demo_compare.py")
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

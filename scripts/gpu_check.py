@@ -88,7 +88,7 @@ HEADER = ("variant      ok         loss   max grad   moved  greedy        probe 
           "  gen/s   upd/s  sync/s  step/s  wall/s")
 
 
-def main(argv=None) -> int:
+def run(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true", help="CPU: the tiny model built in code (warm-started)")
     p.add_argument("--model", default=DEFAULT_MODEL, help=f"hub name or local dir (default {DEFAULT_MODEL})")
@@ -102,6 +102,10 @@ def main(argv=None) -> int:
                    help="warm-start cache of --tiny (shared with the CPU demo's)")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
     args = p.parse_args(argv)
+    if args.steps < 2:
+        p.error(f"--steps must be at least 2 (weights must move between steps), got {args.steps}")
+    if args.out.exists() and not args.out.is_dir():
+        p.error(f"--out {args.out} is a file; give a directory")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one:
@@ -143,6 +147,13 @@ def main(argv=None) -> int:
     names_failed = f" ({', '.join(failed)})" if failed else ""
     print(f"gpu_check: {len(ran) - len(failed)} PASS, {len(failed)} FAIL{names_failed}")
     return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    """`run` with a problem of the setup as one message and exit code 2 (pods.cli)."""
+    from pods.cli import run_script
+
+    return run_script(run, argv, program="gpu_check.py")
 
 
 if __name__ == "__main__":

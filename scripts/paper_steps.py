@@ -23,6 +23,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from pods.errors import ResultsError
+
 RUN = re.compile(r"^(Instruct-.+)-Run(\d+)\.json$")
 CKPT = re.compile(r"^checkpoint-(\d+)$")
 EPOCH_PROMPTS = {"GSM8K": 7473, "Llama": 7473, "MATH-NF": 7500}  # training prompts of one epoch
@@ -40,7 +42,13 @@ def load_steps(results: Path) -> dict[str, list[list[int]]]:
         match = RUN.match(path.name)
         if not match:
             continue
-        steps = sorted(int(m.group(1)) for key in json.loads(path.read_text()) if (m := CKPT.match(key)))
+        try:
+            keys = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as err:  # JSON, UTF-8 or read errors
+            raise ResultsError(f"{path}: cannot be read as a results file ({err}); fix or remove it") from None
+        if not isinstance(keys, dict):
+            raise ResultsError(f"{path}: holds a JSON {type(keys).__name__}, not an object of checkpoints")
+        steps = sorted(int(m.group(1)) for key in keys if (m := CKPT.match(key)))
         if steps:
             out[match.group(1)].append(steps)
     return dict(out)
@@ -69,7 +77,7 @@ def table(rows: list[dict], warmup_ratio: float) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def run(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--results", default=None, help="folder with <setting>-Run<k>.json files "
                    "(default: paper-data/results from scripts/paper_data.py)")
@@ -84,6 +92,13 @@ def main(argv=None) -> int:
         return 2
     print(table([summarise(s, r, a.warmup_ratio) for s, r in sorted(runs.items())], a.warmup_ratio))
     return 0
+
+
+def main(argv=None) -> int:
+    """`run` with a results problem as one message and exit code 2 (pods.cli)."""
+    from pods.cli import run_script
+
+    return run_script(run, argv, program="paper_steps.py")
 
 
 if __name__ == "__main__":

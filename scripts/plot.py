@@ -30,6 +30,7 @@ from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
 from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
 from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting  # noqa: E402
 from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds  # noqa: E402
+from pods.errors import ConfigError  # noqa: E402
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -77,7 +78,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def _labels(args) -> list[str]:
     if args.label and len(args.label) != len(args.setting):
-        raise ValueError(f"{len(args.label)} --label for {len(args.setting)} --setting; give one per setting or none")
+        raise ConfigError(f"{len(args.label)} --label for {len(args.setting)} --setting; give one per setting or none")
     return args.label or args.setting
 
 
@@ -125,27 +126,30 @@ def cmd_step_time(args) -> list[Path]:
     return save(fig, args.out, args.name)
 
 
-def main(argv=None) -> int:
+def run(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        if args.command == "list":
-            print("\n".join(sorted(FIGURES)))
-            return 0
-        if args.command == "paper":
-            paths = []
-            for name in args.only or FIGURES:
-                paths += draw_figure(name, args.results, args.out, irregular=args.irregular,
-                                     csv_time_unit=args.csv_time_unit)
-        elif args.command == "curves":
-            paths = cmd_curves(args)
-        else:
-            paths = cmd_step_time(args)
-    except ValueError as e:
-        print(f"plot.py: error: {e}", file=sys.stderr)
-        return 2
+    if args.command == "list":
+        print("\n".join(sorted(FIGURES)))
+        return 0
+    if args.command == "paper":
+        paths = []
+        for name in args.only or FIGURES:
+            paths += draw_figure(name, args.results, args.out, irregular=args.irregular,
+                                 csv_time_unit=args.csv_time_unit)
+    elif args.command == "curves":
+        paths = cmd_curves(args)
+    else:
+        paths = cmd_step_time(args)
     for p in paths:
         print(p)
     return 0
+
+
+def main(argv=None) -> int:
+    """`run` with a problem of the results or arguments as one message and exit code 2 (pods.cli)."""
+    from pods.cli import run_script
+
+    return run_script(run, argv, program="plot.py")
 
 
 if __name__ == "__main__":

@@ -120,15 +120,18 @@ def compute(args: argparse.Namespace) -> list[dict]:
                     max_hours=args.max_hours, n_boot=args.bootstrap, seed=args.seed) for m in args.method]
 
 
-def main(argv=None) -> int:
+def run(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        rows = compute(args)
-    except ValueError as e:
-        print(f"speedup.py: error: {e}", file=sys.stderr)
-        return 2
+    rows = compute(args)
     print(json.dumps(rows, indent=2) if args.json else table(rows, args.time_unit))
     return 0
+
+
+def main(argv=None) -> int:
+    """`run` with a problem of the results or arguments as one message and exit code 2 (pods.cli)."""
+    from pods.cli import run_script
+
+    return run_script(run, argv, program="speedup.py")
 
 
 if __name__ == "__main__":

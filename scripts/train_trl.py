@@ -34,6 +34,8 @@ if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interp
 
 from omegaconf import OmegaConf  # noqa: E402
 
+from pods.errors import ConfigError  # noqa: E402
+
 ALGORITHMS = ("pods", "grpo_ga")
 REQUIRED = ("algorithm", "model", "dataset", "eval", "rewards", "accuracy_reward", "trl")
 OPTIONAL = ("warmstart", "run_dir", "overwrite", "max_train_seconds", "eval_every_seconds", "save_every_seconds",
@@ -42,25 +44,35 @@ OPTIONAL = ("warmstart", "run_dir", "overwrite", "max_train_seconds", "eval_ever
 
 def _preset_file(path: Path):
     """A preset file merged over the preset named by its `base:` key (a path relative to it), if any."""
-    raw = OmegaConf.load(path)
+    if not path.is_file():
+        raise ConfigError(f"preset {path} does not exist; presets live in config/trl/ (e.g. config/trl/tiny-cpu.yaml)")
+    try:
+        raw = OmegaConf.load(path)
+    except Exception as err:  # noqa: BLE001 - YAML syntax: OmegaConf/yaml raise several types
+        raise ConfigError(f"preset {path} is not valid YAML: {err}") from None
     base = raw.pop("base", None)
     return OmegaConf.merge(_preset_file(path.parent / base), raw) if base else raw
 
 
 def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     """The preset merged with dot-list overrides, as plain containers; checks the top-level keys."""
-    cfg = OmegaConf.merge(_preset_file(Path(path)), OmegaConf.from_dotlist(list(overrides)))
+    try:
+        extra = OmegaConf.from_dotlist(list(overrides))
+    except Exception as err:  # noqa: BLE001 - YAML or grammar errors of one override: several types
+        raise ConfigError(f"cannot parse the overrides {list(overrides)}: {str(err).splitlines()[0]}; "
+                          "write key=value, e.g. max_train_seconds=600") from None
+    cfg = OmegaConf.merge(_preset_file(Path(path)), extra)
     cfg = OmegaConf.to_container(cfg, resolve=True)
     for key, value in cfg.get("trl", {}).items():  # YAML reads a bare `no` as false: trl.eval_strategy=no
         if key.endswith("_strategy") and value is False:
             cfg["trl"][key] = "no"
     if cfg.get("algorithm") not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {cfg.get('algorithm')!r}")
+        raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {cfg.get('algorithm')!r}")
     missing = [k for k in REQUIRED if k not in cfg]
     unknown = sorted(set(cfg) - set(REQUIRED) - set(OPTIONAL))
     if missing or unknown:
-        raise ValueError(f"preset {path}: missing keys {missing}, unknown keys {unknown}; valid top-level keys: "
-                         f"{', '.join(REQUIRED + OPTIONAL)}")
+        raise ConfigError(f"preset {path}: missing keys {missing}, unknown keys {unknown}; valid top-level keys: "
+                          f"{', '.join(REQUIRED + OPTIONAL)}")
     names = [r["name"] for r in cfg["rewards"]]
     from pods import plugins, rewards
 
@@ -68,14 +80,14 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
         plugins.check_reward(name) if plugins.is_plugin(name) else rewards.get(name)
     for key in ("accuracy_reward", "format_reward"):
         if cfg.get(key) is not None and cfg[key] not in names:
-            raise ValueError(f"{key} {cfg[key]!r} is not among the rewards {names}")
+            raise ConfigError(f"{key} {cfg[key]!r} is not among the rewards {names}")
     if cfg["algorithm"] == "grpo_ga" and any(k.startswith("pods_") for k in cfg["trl"]):
-        raise ValueError("algorithm grpo_ga trains on every rollout: remove the trl.pods_* keys")
+        raise ConfigError("algorithm grpo_ga trains on every rollout: remove the trl.pods_* keys")
     steps = cfg.get("train_steps")
     if steps is not None and "max_steps" in cfg["trl"]:
-        raise ValueError("give either train_steps or trl.max_steps, not both")
+        raise ConfigError("give either train_steps or trl.max_steps, not both")
     if steps is not None and steps not in ("epoch", "authors_epoch") and not (isinstance(steps, int) and steps > 0):
-        raise ValueError(f"train_steps must be epoch, authors_epoch, a positive integer or null, got {steps!r}")
+        raise ConfigError(f"train_steps must be epoch, authors_epoch, a positive integer or null, got {steps!r}")
     return cfg
 
 
@@ -84,7 +96,7 @@ def as_grpo_ga(cfg: dict) -> dict:
     from pods.integrations.trl import grpo_ga_kwargs
 
     if cfg["algorithm"] != "pods":
-        raise ValueError("--as-grpo-ga converts a PODS preset (algorithm: pods)")
+        raise ConfigError("--as-grpo-ga converts a PODS preset (algorithm: pods)")
     return {**cfg, "algorithm": "grpo_ga", "trl": grpo_ga_kwargs(cfg["trl"])}
 
 
@@ -213,5 +225,12 @@ def main(argv: list[str] | None = None):
     return trainer, run_dir
 
 
+def cli(argv: list[str] | None = None) -> int:
+    """`main` for the command line: a preset or data problem is one message and exit code 2 (pods.cli)."""
+    from pods.cli import run_script
+
+    return run_script(lambda args: main(args) and None, argv, program="train_trl.py")
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(cli())

@@ -140,5 +140,5 @@ def test_cli_reports_a_failed_results_write_and_keeps_the_previous_results(run_d
                            f"output={out}", "base=false"], capture_output=True, text=True, cwd=ROOT, timeout=300,
                           preexec_fn=limit)
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert f"evaluate-run.py: file too large: {out}" in proc.stderr and "Traceback" not in proc.stderr
+    assert f"evaluate-run.py: error: file too large: {out}" in proc.stderr and "Traceback" not in proc.stderr
     assert out.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from pods.analysis.loaders import Run
+from pods.analysis.loaders import Run, reading
+from pods.errors import ResultsError
 from pods.extras import require
 
 pd = require("pandas", "analysis")
@@ -40,9 +41,10 @@ def setting_of(run_name: str) -> str:
 
 def _read(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """run name -> (time [K], step [K], value [K]) for rows where the run has a value."""
-    df = pd.read_csv(path)
+    with reading(path, "a CSV export of the multi-GPU tracker (one column per run and metric)"):
+        df = pd.read_csv(path)
     if TIME_COLUMN not in df.columns:
-        raise ValueError(f"{path}: no {TIME_COLUMN!r} column; columns start {list(df.columns)[:3]}")
+        raise ResultsError(f"{path}: no {TIME_COLUMN!r} column; columns start {list(df.columns)[:3]}")
     out = {}
     for col in df.columns:
         m = _COL.match(col)
@@ -65,16 +67,16 @@ def load_csv_setting(results: str | Path, stem: str, pattern: str, time_unit: st
     """All seeds of the one setting in `<stem>-*.csv` whose name contains `pattern`."""
     results = Path(results)
     if time_unit not in TIME_UNITS:
-        raise ValueError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_UNITS)}")
+        raise ResultsError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_UNITS)}")
     files = {suffix: results / f"{stem}-{suffix}.csv" for suffix in CSV_METRICS}
     if not files["acc"].is_file():
-        raise ValueError(f"no {files['acc']}; multi-GPU settings are '<stem>:<pattern>' "
-                         "with <stem>-acc.csv in --results")
+        raise ResultsError(f"no {files['acc']}; multi-GPU settings are '<stem>:<pattern>' "
+                           "with <stem>-acc.csv in --results")
     tables = {suffix: _read(p) for suffix, p in files.items() if p.is_file()}
     settings = sorted({setting_of(r) for r in tables["acc"]})
     match = [s for s in settings if s == pattern] or [s for s in settings if pattern in s]
     if len(match) != 1:
-        raise ValueError(f"{stem}:{pattern} matches {match or 'no'} settings; choose one of {settings}")
+        raise ResultsError(f"{stem}:{pattern} matches {match or 'no'} settings; choose one of {settings}")
     setting = match[0]
     names = sorted({r for table in tables.values() for r in table if setting_of(r) == setting})
     runs = []

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pods.analysis.loaders import Run
+from pods.errors import ResultsError
 from pods.extras import require
 
 stats = require("scipy.stats", "analysis")
@@ -48,7 +49,7 @@ class Curve:
     @property
     def hours(self) -> np.ndarray:
         if self.axis != "hours":
-            raise ValueError(f"curve {self.label} is aligned by {self.axis}, not by training time")
+            raise ResultsError(f"curve {self.label} is aligned by {self.axis}, not by training time")
         return self.x
 
     @property
@@ -155,13 +156,13 @@ def setting_curve(runs: list[Run], dataset: str, metric: str, *, x: str = "hours
     """Mean-over-repeats metric of every run on a shared grid of x (hours or steps); with `base`, an
     x = 0 point first."""
     if x not in AXES:
-        raise ValueError(f"unknown x axis {x!r}; valid: {', '.join(AXES)}")
+        raise ResultsError(f"unknown x axis {x!r}; valid: {', '.join(AXES)}")
     if not runs:
-        raise ValueError("setting_curve: no runs given")
+        raise ResultsError("setting_curve: no runs given")
     have = [r for r in runs if metric in r.data.get(dataset, {})]
     if not have:
-        raise ValueError(f"setting {runs[0].setting}: no run has {dataset}/{metric}; "
-                         f"the first has {({d: sorted(m) for d, m in runs[0].data.items()})}")
+        raise ResultsError(f"setting {runs[0].setting}: no run has {dataset}/{metric}; "
+                           f"the first has {({d: sorted(m) for d, m in runs[0].data.items()})}")
     if len(have) < len(runs):
         warnings.warn(f"setting {runs[0].setting}: {len(runs) - len(have)} runs lack {dataset}/{metric} "
                       "and are left out: " + ", ".join(r.name for r in runs if r not in have), stacklevel=2)
@@ -169,7 +170,7 @@ def setting_curve(runs: list[Run], dataset: str, metric: str, *, x: str = "hours
     xs = [r.hours if x == "hours" else r.steps for r in runs]
     ys = [r.metric(dataset, metric) for r in runs]
     if not any(np.isfinite(v).any() for v in xs):
-        raise ValueError(f"setting {runs[0].setting}: no checkpoint has a step number; plot it against hours")
+        raise ResultsError(f"setting {runs[0].setting}: no checkpoint has a step number; plot it against hours")
     if base is not None:  # the base model is every run's checkpoint at x = 0 (unless the run has its own)
         b = float(base.metric(dataset, metric)[0])
         has0 = [bool(len(v)) and v[0] == 0 for v in xs]

@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pods.analysis.curves import Curve  # noqa: E402
+from pods.errors import ResultsError  # noqa: E402
 
 X_AXES = {"hours": "training time", "steps": "training step"}  # a Curve's axis; "hours" shown in a TIME_AXIS unit
 TIME_AXIS = {"hours": 1.0, "minutes": 60.0, "seconds": 3600.0}  # display factor from hours
@@ -51,16 +52,16 @@ def draw_curves(ax, curves: list[Curve], *, metric: str = "ans_acc", title: str 
     """Mean over runs with a shaded 95% band, one line per curve, against each curve's own axis (time in
     time_unit, or steps). Points where fewer than all runs contribute are hollow."""
     if time_unit not in TIME_AXIS:
-        raise ValueError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_AXIS)}")
+        raise ResultsError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_AXIS)}")
     axis = {c.axis for c in curves}
     if len(axis) != 1:
-        raise ValueError(f"curves on different axes {sorted(axis)}: draw time and step curves on separate axes")
+        raise ResultsError(f"curves on different axes {sorted(axis)}: draw time and step curves on separate axes")
     axis = axis.pop()
     for i, c in enumerate(curves):
         xs = c.x * TIME_AXIS[time_unit] if axis == "hours" else c.x
         ok = np.isfinite(xs) & np.isfinite(c.mean)
         if not ok.any():
-            raise ValueError(f"curve {c.label}: nothing to plot against {X_AXES[axis]}")
+            raise ResultsError(f"curve {c.label}: nothing to plot against {X_AXES[axis]}")
         color, part = f"C{i}", ok & c.partial
         ax.plot(xs[ok], c.mean[ok], marker="o", ms=3, color=color, label=curve_label(c))
         if part.any():

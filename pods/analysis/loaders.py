@@ -21,10 +21,13 @@ import json
 import re
 import warnings
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from pods.errors import ResultsError
 
 METRICS = ("ans_acc", "for_acc", "both_acc", "lengths", "paper_ans_acc", "paper_for_acc", "paper_both_acc")
 IRREGULAR_POLICIES = {
@@ -34,6 +37,8 @@ IRREGULAR_POLICIES = {
     "drop": "leave irregular runs out of the setting",
 }
 RUN_FILE = "eval_results.json"
+PAPER_FILE = "a results file {checkpoint-<step>: {dataset: {metric: [values]}}}"
+RUN_RESULTS = "the eval_results.json evaluate-run.py writes (rerun evaluate-run.py to rebuild it)"
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
 
 
@@ -56,10 +61,10 @@ class Run:
     def metric(self, dataset: str, metric: str) -> np.ndarray:
         """[C] the metric at each checkpoint, mean over evaluation repeats."""
         if dataset not in self.data:
-            raise ValueError(f"run {self.name}: no dataset {dataset!r}; it has {sorted(self.data)}")
+            raise ResultsError(f"run {self.name}: no dataset {dataset!r}; it has {sorted(self.data)}")
         if metric not in self.data[dataset]:
-            raise ValueError(f"run {self.name}: no metric {metric!r} for {dataset}; "
-                             f"it has {sorted(self.data[dataset])}")
+            raise ResultsError(f"run {self.name}: no metric {metric!r} for {dataset}; "
+                               f"it has {sorted(self.data[dataset])}")
         vals = self.data[dataset][metric]  # [C, R]
         ok = np.isfinite(vals)
         n = ok.sum(axis=1)
@@ -74,7 +79,7 @@ def _step_of(key: str, entry: dict) -> int:
         return int(m.group(1))
     if key == "base":
         return 0
-    raise ValueError(f"checkpoint key {key!r} is neither 'checkpoint-<step>' nor 'base' and has no 'step'")
+    raise ResultsError(f"checkpoint key {key!r} is neither 'checkpoint-<step>' nor 'base' and has no 'step'")
 
 
 def _metrics_table(entries: list[dict], where: str) -> dict[str, dict[str, np.ndarray]]:
@@ -95,37 +100,60 @@ def _metrics_table(entries: list[dict], where: str) -> dict[str, dict[str, np.nd
                 arr[i, : len(r)] = np.asarray(r, dtype=float)
             out[ds][name] = arr
     if not out:
-        raise ValueError(f"{where}: no datasets with metrics {METRICS} found")
+        raise ResultsError(f"{where}: no datasets with metrics {METRICS} found")
     return out
 
 
-def _read_json(path: Path) -> dict:
+@contextmanager
+def reading(path: str | Path, what: str):
+    """Turn a file's unexpected content (or an unreadable file) met inside the block into a ResultsError
+    naming the file and what it should be; our own ResultsErrors pass through."""
     try:
-        with open(path) as f:
-            return json.load(f)
+        yield
+    except ResultsError:
+        raise
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}: not valid JSON ({e}); fix or remove the file") from e
+        raise ResultsError(f"{path}: not valid JSON ({e}); fix or remove the file") from e
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"{path}: not UTF-8 text (byte {e.start}); is it {what}? Fix or remove the file") from e
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot be read ({e.strerror or e}); check the path and its permissions") from e
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+        raise ResultsError(f"{path}: unexpected content ({type(e).__name__}: {e}); it should be {what}. "
+                           "Fix or remove the file") from e
+
+
+def read_json(path: Path, what: str = "an evaluation results file") -> dict:
+    with reading(path, what):
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    if not isinstance(data, dict):
+        raise ResultsError(f"{path}: holds a JSON {type(data).__name__}, not an object of checkpoints; it should be "
+                           f"{what}. Fix or remove the file")
+    return data
 
 
 def load_paper_file(path: str | Path, setting: str, hours_per_checkpoint: float) -> Run:
     """One `<setting>-Run<k>.json`: checkpoints sorted by step, i-th at (i+1) * hours_per_checkpoint."""
     path = Path(path)
-    raw = _read_json(path)
-    items = sorted(((_step_of(k, v), v) for k, v in raw.items() if k != "examples"), key=lambda kv: kv[0])
-    if not items:
-        raise ValueError(f"{path}: no checkpoints")
-    steps = np.array([s for s, _ in items], dtype=float)
-    hours = hours_per_checkpoint * np.arange(1, len(items) + 1, dtype=float)
-    data = _paper_alias(_metrics_table([v for _, v in items], str(path)))
+    raw = read_json(path, PAPER_FILE)
+    with reading(path, PAPER_FILE):
+        items = sorted(((_step_of(k, v), v) for k, v in raw.items() if k != "examples"), key=lambda kv: kv[0])
+        if not items:
+            raise ResultsError(f"{path}: no checkpoints")
+        steps = np.array([s for s, _ in items], dtype=float)
+        hours = hours_per_checkpoint * np.arange(1, len(items) + 1, dtype=float)
+        data = _paper_alias(_metrics_table([v for _, v in items], str(path)))
     return Run(path.stem, setting, hours, steps, data, meta={"source": str(path)})
 
 
 def load_base(path: str | Path) -> Run:
     """A base-model file `{dataset: {metric: [R]}}` as a one-checkpoint run at t = 0, step 0."""
     path = Path(path)
-    raw = _read_json(path)
-    return Run(path.stem, path.stem, np.zeros(1), np.zeros(1), _paper_alias(_metrics_table([raw], str(path))),
-               meta={"source": str(path)})
+    raw = read_json(path, "a base-model file {dataset: {metric: [values]}}")
+    with reading(path, "a base-model file {dataset: {metric: [values]}}"):
+        table = _paper_alias(_metrics_table([raw], str(path)))
+    return Run(path.stem, path.stem, np.zeros(1), np.zeros(1), table, meta={"source": str(path)})
 
 
 def _paper_alias(data: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
@@ -143,22 +171,23 @@ def load_run_dir(path: str | Path, setting: str | None = None, results_file: str
     path = Path(path)
     f = path / results_file
     if not f.is_file():
-        raise ValueError(f"{path}: no {results_file}; run evaluate-run.py on this run directory first")
-    raw = _read_json(f)
+        raise ResultsError(f"{path}: no {results_file}; run evaluate-run.py on this run directory first")
+    raw = read_json(f, RUN_RESULTS)
     items = []
-    for k, v in raw.items():
-        if not isinstance(v, dict) or k == "examples":
-            continue
-        if "elapsed_seconds" not in v and k != "base":
-            raise ValueError(f"{f}: entry {k!r} has no 'elapsed_seconds'; re-run evaluate-run.py to add it")
-        t = float(v.get("elapsed_seconds", 0.0))
-        items.append((_step_of(k, v), t, {d: m for d, m in v.items() if isinstance(m, dict)}))
-    if not items:
-        raise ValueError(f"{f}: no checkpoints evaluated yet")
-    items.sort(key=lambda x: (x[0], x[1]))
-    steps = np.array([s for s, _, _ in items], dtype=float)
-    hours = np.array([t for _, t, _ in items]) / 3600.0
-    data = _metrics_table([e for _, _, e in items], str(f))
+    with reading(f, RUN_RESULTS):
+        for k, v in raw.items():
+            if not isinstance(v, dict) or k == "examples":
+                continue
+            if "elapsed_seconds" not in v and k != "base":
+                raise ResultsError(f"{f}: entry {k!r} has no 'elapsed_seconds'; re-run evaluate-run.py to add it")
+            t = float(v.get("elapsed_seconds", 0.0))
+            items.append((_step_of(k, v), t, {d: m for d, m in v.items() if isinstance(m, dict)}))
+        if not items:
+            raise ResultsError(f"{f}: no checkpoints evaluated yet")
+        items.sort(key=lambda x: (x[0], x[1]))
+        steps = np.array([s for s, _, _ in items], dtype=float)
+        hours = np.array([t for _, t, _ in items]) / 3600.0
+        data = _metrics_table([e for _, _, e in items], str(f))
     return Run(path.name, setting or path.name, hours, steps, data, meta={"source": str(path)})
 
 
@@ -209,7 +238,7 @@ def _align_to_grid(run: Run, profile: np.ndarray, hours_per_checkpoint: float) -
 def check_irregular(runs: list[Run], hours_per_checkpoint: float, policy: str = "align") -> list[Run]:
     """Warn about runs whose checkpoint count differs from the setting's most common count; apply policy."""
     if policy not in IRREGULAR_POLICIES:
-        raise ValueError(f"unknown irregular policy {policy!r}; valid: {sorted(IRREGULAR_POLICIES)}")
+        raise ResultsError(f"unknown irregular policy {policy!r}; valid: {sorted(IRREGULAR_POLICIES)}")
     counts = Counter(len(r.hours) for r in runs)
     expected = max(counts, key=lambda c: (counts[c], c))  # most common count (ties: the larger)
     bad = [r for r in runs if len(r.hours) != expected]

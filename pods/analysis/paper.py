@@ -18,6 +18,7 @@ from pods.analysis.curves import setting_curve, within_hours
 from pods.analysis.figures import draw_bars, draw_curves, new_figure, save
 from pods.analysis.settings import base_run, load_setting
 from pods.analysis.steptime import paper_step_seconds
+from pods.errors import ResultsError
 
 Q = "Instruct-GSM8K-512-"
 
@@ -105,7 +106,7 @@ def draw_figure(name: str, results: str | Path, out: str | Path, *, irregular: s
                 csv_time_unit: str = "seconds") -> list[Path]:
     """Draw one paper figure from the results folder; returns the written PNG and PDF paths."""
     if name not in FIGURES:
-        raise ValueError(f"unknown figure {name!r}; valid: {sorted(FIGURES)}")
+        raise ResultsError(f"unknown figure {name!r}; valid: {sorted(FIGURES)}")
     fig_spec, results = FIGURES[name], Path(results)
     if fig_spec.kind == "step-time":
         fig, axes = new_figure(len(fig_spec.panels), width=6.0)

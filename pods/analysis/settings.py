@@ -20,6 +20,7 @@ from pathlib import Path
 from pods.analysis.csvruns import load_csv_setting
 from pods.analysis.loaders import (RUN_FILE, Run, check_irregular, load_base, load_paper_file, load_run_dir,
                                    paper_run_files, run_dirs_in)
+from pods.errors import ResultsError
 
 
 def find_run_dirs(spec: str, results: str | Path | None, marker: str = RUN_FILE) -> list[Path]:
@@ -51,11 +52,11 @@ def load_setting(spec: str, results: str | Path | None = None, *, hours_per_chec
         return check_irregular(runs, hours_per_checkpoint, irregular)
     empty = [str(c) for c in ([res / spec] if res is not None else []) + [Path(spec)] if c.is_dir()]
     if empty:
-        raise ValueError(f"{empty}: neither a run directory (with {results_file}) nor a folder of them")
+        raise ResultsError(f"{empty}: neither a run directory (with {results_file}) nor a folder of them")
     if res is None or not res.is_dir():
-        raise ValueError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
-    raise ValueError(f"setting {spec!r}: no directory, no {spec}-Run<k>.json and no {spec}-s<k> run directories "
-                     f"in {res}; known prefixes: {known_prefixes(res)[:20]}")
+        raise ResultsError(f"setting {spec!r}: not a directory, and --results {res} is not a directory")
+    raise ResultsError(f"setting {spec!r}: no directory, no {spec}-Run<k>.json and no {spec}-s<k> run directories "
+                       f"in {res}; known prefixes: {known_prefixes(res)[:20]}")
 
 
 def hours_arg(text: str) -> float:

@@ -21,9 +21,12 @@ from pathlib import Path
 
 import numpy as np
 
-from pods.analysis.loaders import Run
+from pods.analysis.loaders import Run, reading
+from pods.errors import ResultsError
 
 METRICS_FILE = "metrics.jsonl"
+METRICS_WHAT = "the metrics.jsonl train.py writes (one JSON object per step)"
+METRICS_FIX = "fix or delete that line (train.py writes one JSON object per step)"
 TOTAL_PREFIXES = ("time/step", "time/total")
 
 
@@ -31,18 +34,22 @@ def read_metrics(path: Path) -> list[dict]:
     """Records of a metrics.jsonl (a torn last line from a killed run is skipped)."""
     f = path / METRICS_FILE if path.is_dir() else path
     if not f.is_file():
-        raise ValueError(f"{path}: no {METRICS_FILE}; step times need a training run's metrics log")
+        raise ResultsError(f"{path}: no {METRICS_FILE}; step times need a training run's metrics log")
     out = []
-    lines = f.read_text().splitlines()
+    with reading(f, METRICS_WHAT):
+        lines = f.read_text(encoding="utf-8").splitlines()
     for i, line in enumerate(lines):
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
             if i == len(lines) - 1:
                 continue  # partially written last line
-            raise ValueError(f"{f}: line {i + 1} is not JSON")
+            raise ResultsError(f"{f}: line {i + 1} is not JSON; {METRICS_FIX}") from None
+        if not isinstance(row, dict):
+            raise ResultsError(f"{f}: line {i + 1} is a JSON {type(row).__name__}, not an object; {METRICS_FIX}")
+        out.append(row)
     return out
 
 
@@ -50,11 +57,12 @@ def run_step_seconds(path: Path) -> dict[str, float]:
     """{"total": seconds/step, "time/<phase>": mean seconds/step, ...} for one run directory."""
     recs = [r for r in read_metrics(path) if "step" in r]
     if not recs:
-        raise ValueError(f"{path}: {METRICS_FILE} has no records with 'step'")
+        raise ResultsError(f"{path}: {METRICS_FILE} has no records with 'step'")
     out: dict[str, float] = {}
     timed = [r for r in recs if "elapsed_seconds" in r]
-    if timed and timed[-1]["step"] > 0:  # the training clock the curves use, per step
-        out["total"] = float(timed[-1]["elapsed_seconds"]) / timed[-1]["step"]
+    with reading(path / METRICS_FILE if path.is_dir() else path, METRICS_WHAT):
+        if timed and float(timed[-1]["step"]) > 0:  # the training clock the curves use, per step
+            out["total"] = float(timed[-1]["elapsed_seconds"]) / float(timed[-1]["step"])
     keys = sorted({k for r in recs for k in r if k.startswith("time/")})
     for k in keys:  # a timer missing from a record (e.g. time/checkpoint) spent 0 s in that step
         out[k] = float(sum(float(r[k]) for r in recs if isinstance(r.get(k), (int, float))) / len(recs))
@@ -65,7 +73,7 @@ def run_step_seconds(path: Path) -> dict[str, float]:
         elif keys:
             out["total"] = sum(out[k] for k in keys)
         else:
-            raise ValueError(f"{path}: {METRICS_FILE} has neither elapsed_seconds nor time/* timers")
+            raise ResultsError(f"{path}: {METRICS_FILE} has neither elapsed_seconds nor time/* timers")
     return out
 
 
@@ -82,7 +90,7 @@ def paper_step_seconds(run: Run, max_hours: float | None = None) -> float:
         ok &= run.hours <= max_hours + 1e-6
     if not ok.any():
         by = f" by {max_hours} h" if max_hours else ""
-        raise ValueError(f"run {run.name}: no checkpoint with a step number{by}")
+        raise ResultsError(f"run {run.name}: no checkpoint with a step number{by}")
     i = int(np.nonzero(ok)[0][-1])
     ga = re.search(r"-ga(\d+)", run.name) if "time_unit" in run.meta else None
     steps = run.steps[i] / (int(ga.group(1)) if ga else 1)

@@ -243,3 +243,29 @@ def test_saving_over_a_damaged_checkpoint_keeps_the_damaged_copy(tmp_path):
     assert ck.verify(tmp_path / "checkpoint-4") == [] and ck.read_state(tmp_path / "checkpoint-4")["elapsed_seconds"] == 4.5
     assert (tmp_path / "checkpoint-4.damaged" / "rng.pt").read_bytes() == b"x"
     assert [p.name for p in ck.checkpoints(tmp_path)] == ["checkpoint-2", "checkpoint-4"]
+
+
+def test_check_resumable_stops_a_run_with_only_damaged_checkpoints_before_a_model_loads(tmp_path):
+    """No model needed: train() calls it before building the backend (was: after loading the model)."""
+    import json
+
+    from pods.errors import CheckpointError
+
+    def fake(step, weights=True):  # a checkpoint of the pre-manifest layout: state.json + policy/*.safetensors
+        d = tmp_path / f"checkpoint-{step}"
+        (d / "policy").mkdir(parents=True)
+        (d / "state.json").write_text(json.dumps({"step": step, "elapsed_seconds": 1.0}))
+        if weights:
+            (d / "policy" / "adapter_model.safetensors").write_bytes(b"x")
+        return d
+
+    assert ck.check_resumable(tmp_path) == {}  # no checkpoints: nothing to check
+    good, bad = fake(1), fake(2, weights=False)
+    warnings = []
+    assert ck.check_resumable(tmp_path, warn=warnings.append) == {bad: ["policy/ holds no *.safetensors weights"],
+                                                                    good: []}
+    assert warnings == []  # resume() warns about the damaged newer one when it passes it
+    (good / "state.json").write_text('{"step": 1, "elap')
+    with pytest.raises(CheckpointError, match="every checkpoint of .* is damaged \\(checkpoint-1, checkpoint-2"):
+        ck.check_resumable(tmp_path, warn=warnings.append)
+    assert len(warnings) == 2 and "checkpoint-2 is damaged" in warnings[0] and "no older checkpoint" in warnings[1]

@@ -109,7 +109,7 @@ def test_yaml_has_a_comment_above_every_key():
      "rl.save_final=false and no checkpoint falls within the run (rl.save_steps=100 > rl.max_steps=50): the "
      "trained model would be thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no"),
     (["rl.save_final=false", "rl.save_interval=3600", "rl.max_time=1800"], "rl.save_interval=3600 > rl.max_time=1800"),
-    (["rl.save_strategy=false"], 'write save_strategy: "no"'),
+    (["rl.save_strategy=false"], 'YAML reads an unquoted no/off as false: quote it, e.g. "no"'),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):
     assert message in errors(compose_cfg(overrides), cuda=False)
@@ -247,3 +247,116 @@ def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, val
     assert str(cfg.hydra.sweeper.params[key]) == values
     for value in values.split(","):  # every swept setting is itself valid
         pc.validate(compose_cfg([f"experiment={preset}", f"{key}={value}"]), cuda=True)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["rl.n=4.5"], "rl.n must be an integer, got 4.5 (counts are whole numbers)"),  # slipped past m <= n
+    (["rl.n=64.0"], "rl.n must be an integer, got 64.0 (write 64)"),
+    (["rl.max_steps=2.5"], "rl.max_steps must be an integer or null, got 2.5"),  # ran 3 steps
+    (["rl.micro_batch_size='4'"], "rl.micro_batch_size must be an integer, got '4' (a quoted number is a string"),
+    (["model.lora.rank=null"], "model.lora.rank must be an integer, got None"),
+    (["optim.lr=abc"], "optim.lr must be a finite number, got 'abc'"),
+    (["optim.lr=nan"], "optim.lr must be a finite number, got nan"),
+    (["logging.wandb=yes"], "logging.wandb must be true or false, got 'yes' (write true or false, unquoted)"),
+    (["rl.rule=3"], "unknown rl.rule 3; valid: max_variance"),
+    (["rl.save_strategy=false"],
+     'unknown rl.save_strategy False; valid: time, steps, no (YAML reads an unquoted no/off'),
+    (["optim.betas=0.9"], "optim.betas must be a list, e.g. [a, b], got 0.9"),
+    (["dataset.options=3"], "dataset.options must be a mapping, e.g. {key: value}, got 3"),
+    (["rl.top_p=0"], "rl.top_p must be a number in (0, 1], got 0"),
+    (["rl.top_p=1.5"], "rl.top_p must be a number in (0, 1], got 1.5"),
+    (["rl.temperature=0", "rl.logprob_temperature=false"], "rl.temperature=0 samples greedily: the rl.n=64 rollouts"),
+    (["rl.temperature=-1"], "rl.temperature must be >= 0, got -1"),
+    (["optim.betas=[0.9,1.0]"], "optim.betas must be two numbers in [0, 1) (Adam's beta1, beta2), got [0.9, 1.0]"),
+    (["optim.betas=[-0.1,0.9]"], "optim.betas must be two numbers in [0, 1)"),
+    (["optim.betas=[0.9]"], "optim.betas must be two numbers in [0, 1)"),
+    (["seed=-1"], "seed must be an integer in [0, 4294967295], got -1"),
+    (["seed=4294967296"], "seed must be an integer in [0, 4294967295], got 4294967296"),
+    (["dataset.limit=0"], "dataset.limit must be an integer >= 1 or null, got 0"),
+    (["dataset.limit=-3"], "dataset.limit must be an integer >= 1 or null, got -3"),
+    (["dataset.limit=2.5"], "dataset.limit must be an integer or null, got 2.5"),
+    (["rl.max_time=0"], "rl.max_time must be a number > 0 or null, got 0"),
+    (["optim.weight_decay=-0.1"], "optim.weight_decay must be a number >= 0, got -0.1"),
+    (["model.lora.dropout=1.0"], "model.lora.dropout must be a number in [0, 1), got 1.0"),
+    (["model=tiny", "model.tiny.heads=3"], "model.tiny: hidden=64 must be a multiple of heads=3"),
+    (["run_name=../../x"], "run_name '../../x' must be a name inside output_root"),
+    (["run_name=/tmp/elsewhere"], "run_name '/tmp/elsewhere' must be a name inside output_root"),
+    (["run_name=''"], "run_name must be a non-empty string or null, got ''"),
+    (["run_name=3"], "run_name must be a non-empty string or null, got 3"),
+])
+def test_values_the_validator_used_to_let_through(overrides, message):
+    assert message in errors(compose_cfg(overrides), cuda=False)
+
+
+def test_a_missing_key_is_named():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    del cfg.rl["n"]
+    assert "missing key rl.n: add it back" in errors(cfg, cuda=False)
+
+
+def test_run_names_inside_output_root_are_fine(tmp_path):
+    pc.validate(compose_cfg([f"output_root={tmp_path}", "run_name=sweep1/run-a"]), cuda=False)
+    pc.validate(compose_cfg([f"output_root={tmp_path / 'new' / 'dir'}"]), cuda=False)  # created when missing
+
+
+def test_output_root_that_is_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    msg = errors(compose_cfg([f"output_root={tmp_path / 'file'}"]), cuda=False)
+    assert f"output_root {tmp_path / 'file'} is a file, not a directory" in msg
+    msg = errors(compose_cfg([f"output_root={tmp_path / 'file' / 'sub'}"]), cuda=False)
+    assert "is a file, so the directory cannot be created" in msg
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r").write_text("x")
+    assert "run directory" in errors(compose_cfg([f"output_root={tmp_path / 'runs'}", "run_name=r"]), cuda=False)
+
+
+def test_every_int_field_of_the_schema_refuses_a_fraction():
+    """Generic: the expected type of every field comes from the dataclass annotations."""
+    import dataclasses
+    import typing
+
+    def int_keys(schema, prefix=""):
+        hints = typing.get_type_hints(schema)
+        for f in dataclasses.fields(schema):
+            if dataclasses.is_dataclass(hints[f.name]):
+                yield from int_keys(hints[f.name], f"{prefix}{f.name}.")
+            elif hints[f.name] is int:
+                yield prefix + f.name
+
+    keys = list(int_keys(pc.TrainConfig))
+    assert {"rl.n", "rl.m", "seed", "model.lora.rank", "model.tiny.hidden", "rl.save_steps"} <= set(keys)
+    for key in keys:
+        assert f"{key} must be an integer, got 2.5" in errors(compose_cfg([f"{key}=2.5"]), cuda=False), key
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["evaluation.size=-1"], "evaluation.size must be an integer >= 1, got -1"),  # used to evaluate 1999 problems
+    (["evaluation.greedy=maybe"], "evaluation.greedy must be true or false, got 'maybe'"),
+    (["+evaluation.sizes=3"], "unknown key(s) evaluation.sizes; valid: size, draws"),
+    (["warmstart.layers=1.5"], "warmstart.layers must be an integer, got 1.5"),
+    (["warmstart.lr=-1"], "warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be"),
+    (["warmstart.target_greedy=2"], "warmstart.target_greedy must lie in (0, 1], got 2"),
+])
+def test_the_demos_open_sections_are_checked_too(overrides, message):
+    assert message in errors(compose_cfg(["experiment=demo", *overrides]), cuda=False)
+
+
+def test_model_name_is_tiny_a_local_model_directory_or_a_hub_id(tmp_path, monkeypatch):
+    from pods import config_checks as cc
+    from pods.errors import ConfigError
+
+    assert cc.model_problems("tiny") == [] and cc.model_problems("Qwen/Qwen2.5-3B-Instruct") == []
+    assert cc.model_problems("gpt2") == []  # a hub id without a namespace
+    assert "no such directory, and not a hub id" in cc.model_problems("/nonexistent/model")[0]
+    assert "no such directory, and not a hub id" in cc.model_problems("runs/a/b")[0]
+    assert "a local model is a directory holding config.json" in cc.model_problems(str(tmp_path))[0]
+    (tmp_path / "config.json").write_text("{}")
+    assert cc.model_problems(str(tmp_path)) == []
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError, match="offline .HF_HUB_OFFLINE. and not in the local cache"):
+        cc.check_offline("pods-test/never-downloaded")
+    cc.check_offline(str(tmp_path))  # local: nothing to download
+    err = cc.load_error("org/typo", OSError("org/typo is not a local folder and is not a valid model identifier"))
+    assert isinstance(err, ConfigError)
+    assert "model.name org/typo could not be loaded (OSError: org/typo is not" in str(err)

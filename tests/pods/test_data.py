@@ -295,3 +295,110 @@ def test_trainer_loads_the_paper_prepared_math_set_the_same_way_every_time(tok):
     assert load_prompts(cfg, tok) == (ids, answers, cols)  # a resume sees the same list: PromptStream stays exact
     levels = [ex.meta["level"] for ex in data.load_dataset("math", split="train", path=f"{FIX}/math")]
     assert cols["level"] == data.shuffled(levels, 42)  # meta columns travel with their prompts
+
+
+# ----------------------------------------------------------------------------- bad files (pods.errors.DataError)
+
+
+def _parquet(path, rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+BAD_FILES = [
+    # (file name, content: bytes, or rows for parquet, message fragments)
+    pytest.param("t.jsonl", b"", ["t.jsonl is empty"], id="empty-jsonl"),
+    pytest.param("t.jsonl", b"\n  \n", ["t.jsonl is empty"], id="blank-jsonl"),
+    pytest.param("t.parquet", b"", ["t.parquet is empty"], id="empty-parquet"),
+    pytest.param("t.parquet", b"PAR1 not really", ["t.parquet is not a readable parquet file"], id="corrupt-parquet"),
+    pytest.param("t.json", b'[{"question": "a", "answer": "1"},\n {"question": "b", "answer": }]',
+                 ["t.json line 2 column", "is not valid JSON"], id="malformed-json"),
+    pytest.param("t.jsonl", b'{"question": "a", "answer": "1"}\n{"question": "caf\xe9", "answer": "2"}\n',
+                 ["t.jsonl line 2 is not UTF-8 text (byte 0xe9", "iconv"], id="latin1-jsonl"),
+    pytest.param("t.json", b'[{"question": "a",\n "answer": "\xff"}]', ["t.json line 2 is not UTF-8"],
+                 id="binary-json"),
+    pytest.param("t.jsonl", b'{"question": ["a", "b"], "answer": "1"}\n', ["t.jsonl line 1: the prompt (column "
+                 "'question') is a list, not text", "prompt_column"], id="prompt-list"),
+    pytest.param("t.jsonl", b'{"question": "a", "answer": "1"}\n\n{"question": "b", "answer": [1, 2]}\n',
+                 ["t.jsonl line 3: the answer (column 'answer') is list [1, 2], which would become an answer no "
+                  "completion can match"], id="answer-list"),
+    pytest.param("t.jsonl", b'{"question": "a", "answer": {"x": 1}}\n', ["the answer (column 'answer') is dict"],
+                 id="answer-dict"),
+    pytest.param("t.jsonl", b'{"question": "a", "answer": NaN}\n',
+                 ["the answer (column 'answer') is nan (not a finite number)"],
+                 id="answer-nan-jsonl"),
+    pytest.param("t.jsonl", b'{"question": "a", "answer": true}\n', ["the answer (column 'answer') is bool"],
+                 id="answer-bool"),
+    pytest.param("t.jsonl", b'{"question": "a", "answer": null}\n', ["the answer (column 'answer') is null"],
+                 id="answer-null"),
+    pytest.param("t.jsonl", b'[1, 2]\n', ["t.jsonl line 1 is not an object"], id="row-not-object"),
+    pytest.param("t.json", b'{"question": "a"}', ["must hold a JSON list of objects"], id="json-not-list"),
+    pytest.param("t.parquet", [{"question": "a", "answer": [1, 2]}], ["t.parquet row 1: the answer (column "
+                 "'answer') is list"], id="parquet-answer-list"),
+    pytest.param("t.parquet", [{"question": "a", "answer": {"x": 1, "y": "z"}}],
+                 ["t.parquet row 1: the answer (column 'answer') is dict"], id="parquet-answer-struct"),
+    pytest.param("t.parquet", [{"question": "a", "answer": 1.0}, {"question": "b", "answer": float("nan")}],
+                 ["t.parquet row 2: the answer (column 'answer') is nan (not a finite number)"],
+                 id="parquet-answer-nan"),
+]
+
+
+@pytest.mark.parametrize("name, content, messages", BAD_FILES)
+def test_bad_files_name_the_file_and_what_is_wrong(tmp_path, name, content, messages):
+    """Each of these used to be a raw library error or an answer no completion can match."""
+    from pods.errors import DataError
+
+    path = tmp_path / name
+    if isinstance(content, list):
+        _parquet(path, content)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(DataError) as err:
+        data.load_dataset("chemistry", split="train", path=path)
+    for message in messages:
+        assert message in str(err.value)
+
+
+def test_a_byte_order_mark_and_numbers_are_fine(tmp_path):
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"question": "a", "answer": 3}\n{"question": "b", "answer": 2.5}\n')
+    assert [ex.answer for ex in data.load_dataset("chemistry", split="train", path=path)] == ["3", "2.5"]
+
+
+def test_a_directory_without_the_split_lists_what_it_has(tmp_path):
+    from pods.errors import DataError
+
+    (tmp_path / "test.jsonl").write_text('{"question": "a", "answer": "1"}\n')
+    with pytest.raises(DataError, match=r"no train split in .*: looked for train.jsonl, train.json, train.parquet; "
+                                        r"found \['test.jsonl'\]"):
+        data.load_dataset("gsm8k", split="train", path=tmp_path)
+
+
+def test_an_unreachable_hub_says_so_and_how_to_use_a_local_file(monkeypatch):
+    import datasets
+
+    from pods.errors import DataError
+
+    def offline(*args, **kwargs):
+        raise ConnectionError("Couldn't reach 'openai/gsm8k' on the Hub (LocalEntryNotFoundError)")
+
+    monkeypatch.setattr(datasets, "load_dataset", offline)
+    with pytest.raises(DataError) as err:
+        data.load_dataset("gsm8k", split="train")
+    msg = str(err.value)
+    assert "could not load the hub dataset openai/gsm8k (split train): ConnectionError: Couldn't reach" in msg
+    assert "dataset.path=/path/to/train.jsonl" in msg
+
+
+def test_load_examples_refuses_an_empty_set():
+    from pods.errors import ConfigError, DataError
+
+    with pytest.raises(DataError, match="no examples"):
+        data.load_examples({"name": "arithmetic", "split": "train", "path": None, "limit": None,
+                            "options": {"size": 0}})
+    with pytest.raises(ConfigError, match="arithmetic: digits must be in 1..18, got 0"):
+        data.load_examples({"name": "arithmetic", "split": "train", "path": None, "limit": None,
+                            "options": {"digits": 0}})

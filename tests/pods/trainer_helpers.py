@@ -34,7 +34,7 @@ def tiny_cfg(tmp_path, *extra: str):
     return cfg
 
 
-def fake_prompts(cfg, tokenizer):
+def fake_prompts(cfg, tokenizer, examples=None):
     rng = random.Random(0)
     pairs = [(rng.randrange(100), rng.randrange(100)) for _ in range(40)]
     prompts = [tokenizer.encode(f"{a}+{b}=", add_special_tokens=False) for a, b in pairs]

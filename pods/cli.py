@@ -1,0 +1,158 @@
+"""Error handling shared by the command-line programs: messages for our errors, tracebacks for bugs.
+
+    # an argparse script (scripts/speedup.py):
+    if __name__ == "__main__":
+        sys.exit(pods.cli.run_script(main, program="speedup.py"))
+
+    # a Hydra program (train.py): the task runs inside app.job, the whole program inside app.main
+    app = pods.cli.HydraApp("train.py")
+    @hydra.main(config_path="config", config_name="train", version_base=None)
+    def main(cfg): app.job(lambda: train(cfg), doing="training")
+    if __name__ == "__main__": app.main(main)
+
+    with pods.cli.doing(f"loading {checkpoint}"): ...     # library code: what an unexpected error interrupted
+
+Exit codes: 0 done; 2 a problem the user can fix (`pods.errors.PodsError`: a setting, a data or
+results file, a run directory), printed as `<program>: error: <message>` without a traceback; 1
+an unexpected error (a bug or the environment), printed with its traceback and one more line
+saying what the program was doing (the `doing` notes: which file, which checkpoint). Hydra's own
+errors before the task starts (an override it cannot parse, an unknown config group option) keep
+Hydra's message and exit 2. In a `-m` sweep a failing job reports itself and the next job still
+runs; the sweep exits 2 (1 if a job hit an unexpected error) after listing the failed jobs.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from contextlib import contextmanager
+from typing import Callable
+
+from pods.errors import PodsError
+
+NOTE = "pods: while "  # prefix of the notes `doing` adds to an unexpected exception
+
+
+@contextmanager
+def doing(what: str):
+    """Add "while <what>" to an unexpected exception passing through (PodsErrors say it themselves)."""
+    try:
+        yield
+    except PodsError:
+        raise
+    except Exception as exc:
+        note(exc, what)
+        raise
+
+
+def note(exc: BaseException, what: str) -> None:
+    """Add "while <what>" to `exc` (for an `except` clause that re-raises; `doing` for a `with` block)."""
+    if not isinstance(exc, PodsError):
+        exc.add_note(NOTE + what)
+
+
+def activity(exc: BaseException, default: str = "") -> str:
+    """What the program was doing when `exc` happened: its `doing` notes, innermost first."""
+    notes = [n[len(NOTE):] for n in getattr(exc, "__notes__", []) if n.startswith(NOTE)]
+    return ", ".join(notes) or default
+
+
+def report_unexpected(program: str, exc: BaseException, default: str = "") -> None:
+    """The traceback of `exc`, then one line: which program, which error, what it was doing."""
+    traceback.print_exception(exc)
+    what = activity(exc, default)
+    print(f"{program}: unexpected {type(exc).__name__}" + (f" while {what}" if what else "")
+          + "; the traceback above shows where. This is a bug or a problem of the environment, "
+          "not of a setting: please report it with the traceback", file=sys.stderr)
+
+
+def report_error(program: str, err: PodsError, where: str = "") -> None:
+    print(f"{program}: error{where}: {err}", file=sys.stderr)
+
+
+def run_script(main: Callable, argv: list[str] | None = None, *, program: str) -> int:
+    """`main(argv)` of an argparse script -> exit code (its return value, 0 for None, 2 or 1 as above)."""
+    try:
+        code = main(argv)
+    except PodsError as err:
+        report_error(program, err)
+        return err.exit_code
+    except Exception as exc:  # noqa: BLE001 - reported with its traceback
+        report_unexpected(program, exc, "running " + " ".join([program, *(sys.argv[1:] if argv is None else argv)]))
+        return 1
+    return 0 if code is None else int(code)
+
+
+def check_overrides(program: str, argv: list[str]) -> None:
+    """Exit 2 naming each command-line override Hydra's grammar cannot parse (Hydra's own message does
+    not say which one); arguments without "=" and flags are left to Hydra."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
+    bad = []
+    for arg in argv:
+        if "=" in arg and not arg.startswith("-"):
+            try:
+                parser.parse_override(arg)
+            except HydraException as err:  # OverrideParseException, or a bare HydraException
+                bad.append(f"cannot parse {arg!r}: {str(err).splitlines()[0]}")
+    if bad:
+        print(f"{program}: error: " + "\n  - ".join(["invalid command line:", *bad])
+              + "\nquote values with special characters, e.g. 'key=\"a b\"' "
+              "(https://hydra.cc/docs/advanced/override_grammar/basic/)", file=sys.stderr)
+        sys.exit(2)
+
+
+class HydraApp:
+    """A Hydra program's error handling; `job` runs inside the @hydra.main function, `main` around it."""
+
+    def __init__(self, program: str):
+        self.program = program
+        self.jobs = 0
+        self.failed: list[tuple[str, int]] = []  # (job description, exit code) of failed sweep jobs
+
+    def job(self, task: Callable[[], object], *, doing: str = "") -> None:
+        """Run one (sweep) job; a failure exits at once in a single run, is recorded in a sweep."""
+        self.jobs += 1
+        label = _sweep_job()
+        try:
+            task()
+            return
+        except PodsError as err:
+            report_error(self.program, err, f" in sweep {label}" if label else "")
+            code = err.exit_code
+        except Exception as exc:  # noqa: BLE001 - reported with its traceback
+            report_unexpected(self.program, exc, doing)
+            code = 1
+        if label is None:
+            sys.exit(code)
+        self.failed.append((label, code))
+
+    def main(self, hydra_main: Callable[[], object]) -> None:
+        """Call the @hydra.main function; exit 2 on Hydra's own errors, summarise failed sweep jobs."""
+        check_overrides(self.program, sys.argv[1:])
+        try:
+            hydra_main()
+        except SystemExit as stop:
+            if stop.code == 1 and self.jobs == 0:  # Hydra printed why it could not compose the config
+                sys.exit(2)
+            raise
+        if self.failed:
+            names = "; ".join(label for label, _ in self.failed)
+            print(f"{self.program}: {len(self.failed)} of {self.jobs} sweep jobs failed: {names}", file=sys.stderr)
+            sys.exit(1 if any(code == 1 for _, code in self.failed) else 2)
+
+
+def _sweep_job() -> str | None:
+    """'job 1 (rl.n=4.5)' inside a -m sweep, None in a single run (or outside Hydra)."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        hc = HydraConfig.get()
+    except (ImportError, ValueError):
+        return None
+    if hc.mode != RunMode.MULTIRUN:
+        return None
+    return f"job {hc.job.num} ({' '.join(hc.overrides.task)})"

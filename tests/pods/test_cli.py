@@ -1,0 +1,120 @@
+"""pods.cli: our errors become one message and exit 2; anything else keeps its traceback plus what it was doing."""
+
+import pytest
+
+from pods import cli
+from pods.errors import CheckpointError, ConfigError, DataError, PodsError, ResultsError
+
+
+def test_the_hierarchy_keeps_the_builtin_bases():
+    assert all(issubclass(e, PodsError) for e in (ConfigError, DataError, CheckpointError, ResultsError))
+    assert issubclass(ConfigError, ValueError) and issubclass(DataError, ValueError)
+    assert issubclass(CheckpointError, RuntimeError) and issubclass(ResultsError, ValueError)
+    from pods.config import ConfigError as Old
+
+    assert Old is ConfigError  # still importable from pods.config
+
+
+def test_run_script_prints_our_error_without_a_traceback(capsys):
+    def main(argv):
+        raise ResultsError(f"{argv[0]}: not valid JSON; fix or remove the file")
+
+    assert cli.run_script(main, ["x.json"], program="speedup.py") == 2
+    err = capsys.readouterr().err
+    assert err == "speedup.py: error: x.json: not valid JSON; fix or remove the file\n"
+
+
+def test_run_script_passes_the_exit_code_through():
+    assert cli.run_script(lambda argv: None, [], program="p") == 0
+    assert cli.run_script(lambda argv: 3, [], program="p") == 3
+
+
+def test_an_unexpected_error_keeps_its_traceback_and_says_what_was_being_done(capsys):
+    def main(argv):
+        with cli.doing("evaluating checkpoint-40 on gsm8k"):
+            with cli.doing("loading checkpoint-40/policy"):
+                raise KeyError("lm_head.weight")
+
+    assert cli.run_script(main, ["--results", "r"], program="p.py") == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "KeyError: 'lm_head.weight'" in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("p.py: unexpected KeyError while loading checkpoint-40/policy, evaluating checkpoint-40 "
+                           "on gsm8k; the traceback above shows where")
+
+
+def test_without_notes_the_line_names_the_command(capsys):
+    def main(argv):
+        raise ZeroDivisionError("boom")
+
+    assert cli.run_script(main, ["--x", "1"], program="p.py") == 1
+    assert "p.py: unexpected ZeroDivisionError while running p.py --x 1;" in capsys.readouterr().err
+
+
+def test_doing_leaves_our_errors_alone():
+    with pytest.raises(DataError) as info:
+        with cli.doing("reading data"):
+            raise DataError("train.jsonl line 3 is not valid JSON")
+    assert not getattr(info.value, "__notes__", None)
+
+
+def test_a_single_hydra_job_exits_with_the_code(capsys):
+    app = cli.HydraApp("train.py")
+    with pytest.raises(SystemExit) as stop:
+        app.job(lambda: (_ for _ in ()).throw(ConfigError("invalid config:\n  - rl.n must be an integer, got 4.5")))
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.startswith("train.py: error: invalid config:\n  - rl.n must be an integer")
+    with pytest.raises(SystemExit) as stop:
+        app.job(lambda: 1 / 0, doing="training checkpoints/x")
+    assert stop.value.code == 1
+    assert "train.py: unexpected ZeroDivisionError while training checkpoints/x" in capsys.readouterr().err
+
+
+def test_hydras_own_errors_exit_2_and_failed_sweep_jobs_are_summarised(capsys):
+    app = cli.HydraApp("train.py")
+
+    def hydra_fails():
+        raise SystemExit(1)  # Hydra printed why it could not compose the config
+
+    with pytest.raises(SystemExit) as stop:
+        app.main(hydra_fails)
+    assert stop.value.code == 2
+    app.jobs, app.failed = 3, [("job 1 (rl.n=4.5)", 2)]
+    with pytest.raises(SystemExit) as stop:
+        app.main(lambda: None)
+    assert stop.value.code == 2
+    assert "train.py: 1 of 3 sweep jobs failed: job 1 (rl.n=4.5)" in capsys.readouterr().err
+
+
+def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, monkeypatch):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import trainer_helpers as th
+
+    from pods import trainer
+
+    th.patch_task(monkeypatch)
+    th.skip_reward_check(monkeypatch)
+    calls = []
+
+    def score(*args):  # the second step's verifier crashes
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("a verifier crashed")
+        return th.fake_score(*args)
+
+    monkeypatch.setattr(trainer, "score", score)
+    with pytest.raises(RuntimeError) as info:
+        trainer.train(th.tiny_cfg(tmp_path))
+    assert cli.activity(info.value) == f"training step 2 of {tmp_path / 't'}"
+
+
+def test_an_override_hydra_cannot_parse_is_named(capsys):
+    cli.check_overrides("train.py", ["-m", "--cfg", "job", "rl.n=16,64", "rl.m=4"])  # fine: nothing printed
+    with pytest.raises(SystemExit) as stop:
+        cli.check_overrides("train.py", ["rl.n=[", "seed=1", "x={a:"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "cannot parse 'rl.n=['" in err and "cannot parse 'x={a:'" in err and "seed" not in err

@@ -1,0 +1,282 @@
+"""Bad inputs through the real command lines: each ends with exit code 2, one clean message, no traceback.
+
+Run: uv run pytest tests/test_bad_inputs.py  (about 50 subprocesses; each fails before a model loads)
+
+Every case runs a CLI (train.py, evaluate-run.py, scripts/*.py) as a subprocess and asserts: the
+exit code (2 unless noted), that stderr names the key or file and says what to do (the fragments),
+and that neither stream holds a Python traceback. The train.py cases also check that nothing was
+written: no file appears in the run directory. Inputs: config values, data files, results and metrics files,
+run directories, presets. A sweep with one bad job is tested on its own (its good jobs train).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+pytestmark = pytest.mark.slow  # ~50 interpreter start-ups (torch, Hydra): a few minutes on a busy machine
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="disabled",
+           TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
+TRAIN = ["model=tiny", "dataset=arithmetic", "rl.n=4", "rl.m=2", "rl.max_steps=1", "rl.max_time=null",
+         "logging.progress=false", "optim.name=adamw", "run_name=r"]  # + output_root=<tmp>/runs
+
+
+def _parquet(path: Path, rows: list[dict]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> Path:
+    """Bad data files, a run directory with bad results / checkpoints, bad metrics logs and presets."""
+    d = tmp_path_factory.mktemp("bad")
+    data = d / "data"
+    data.mkdir()
+    (data / "empty.jsonl").write_bytes(b"")
+    (data / "bad.json").write_text('[{"question": "a", "answer": "1"},\n {"question": "b", "answer": }]')
+    (data / "latin1.jsonl").write_bytes(b'{"question": "a", "answer": "1"}\n{"question": "caf\xe9", "answer": "2"}\n')
+    (data / "nocol.jsonl").write_text('{"text": "a", "answer": "1"}\n')
+    (data / "onlytest").mkdir()
+    (data / "onlytest" / "test.jsonl").write_text('{"question": "a", "answer": "1"}\n')
+    _parquet(data / "list.parquet", [{"question": "a", "answer": [1, 2]}])
+    _parquet(data / "struct.parquet", [{"question": "a", "answer": {"value": 1, "unit": "g"}}])
+    _parquet(data / "nan.parquet", [{"question": "a", "answer": 1.0}, {"question": "b", "answer": float("nan")}])
+    (d / "a-file").write_text("not a directory")
+    (d / "badmodel").mkdir()
+    (d / "badmodel" / "config.json").write_text("{}")  # a config transformers cannot use
+
+    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
+        cfg = compose(config_name="train", overrides=["model=tiny", "dataset=arithmetic"])
+    for name in ("run", "run-badresults", "run-foreign", "run-badstate", "run-badconfig"):
+        rd = d / name
+        (rd / "checkpoint-2" / "policy").mkdir(parents=True)
+        OmegaConf.save(cfg, rd / "config.yaml", resolve=True)
+        (rd / "checkpoint-2" / "state.json").write_text(json.dumps({"step": 2, "elapsed_seconds": 20.0}))
+    (d / "run-badresults" / "eval_results.json").write_text('{"checkpoint-2": {"arithmetic": ')
+    (d / "run-foreign" / "eval_results.json").write_text("[1, 2, 3]")
+    (d / "run-badstate" / "checkpoint-2" / "state.json").write_text('{"step": 2, "elapsed_')
+    (d / "run-badconfig" / "config.yaml").write_text("model: {name: tiny\ndataset: [")
+
+    res = d / "results"  # run directories of scripts/speedup.py and plot.py
+    entry = {"step": 2, "elapsed_seconds": 20.0, "arithmetic": {"ans_acc": [0.5]}}
+    for name, text in {"base-ok": json.dumps({"checkpoint-2": entry}),
+                       "corrupt": '{"checkpoint-2": {"step": 2, "elapsed_',
+                       "latin1": '{"checkpoint-2": {"caf\xe9": 1}}',
+                       "list": "[1, 2]",
+                       "strings": json.dumps({"checkpoint-2": {**entry, "arithmetic": {"ans_acc": ["high"]}}})}.items():
+        (res / name).mkdir(parents=True)
+        path = res / name / "eval_results.json"
+        path.write_bytes(text.encode("latin1") if name == "latin1" else text.encode())
+    metrics = {"torn": b'{"step": 1, "time/step": 0.1}\n{"step": 2, "time/st\n{"step": 3, "time/step": 0.1}\n',
+               "binary": b'{"step": 1, "time/step": 0.1}\n\xff\xfe\n', "rows": b'[1, 2]\n'}
+    for name, raw in metrics.items():
+        (res / f"m-{name}").mkdir()
+        (res / f"m-{name}" / "metrics.jsonl").write_bytes(raw)
+
+    paper = d / "paper"
+    paper.mkdir()
+    (paper / "Instruct-GSM8K-512-16-16-Run1.json").write_text('{"checkpoint-10": {"gsm8k": {"ans_acc": [0.')
+
+    presets = d / "presets"
+    presets.mkdir()
+    (presets / "sgd.yaml").write_text(f"base: {ROOT / 'config' / 'trl' / 'tiny-cpu.yaml'}\nalgorithm: sgd\n")
+    (presets / "broken.yaml").write_text("algorithm: pods\ntrl: {num_generations: [\n")
+    (d / "empty-out").mkdir()
+    (d / "runs-bad" / "cc").mkdir(parents=True)
+    (d / "runs-bad" / "cc" / "config.yaml").write_text("rl: {n: [\n")
+    trained = run("train.py", [*TRAIN, f"output_root={d / 'runs-bad'}", "run_name=dmg"])  # one real step
+    assert trained.returncode == 0, trained.stderr[-2000:]
+    (d / "runs-bad" / "dmg" / "checkpoint-1" / "state.json").write_text('{"step": 1, "elap')  # truncated
+    return d
+
+
+# (id, program, arguments with {d} for the fixture folder, fragments stderr must hold[, exit code])
+CASES = [
+    # ---- train.py: config values (issue 15 point 1)
+    ("n-fraction", "train.py", ["rl.n=4.5"], ["rl.n must be an integer, got 4.5"]),
+    ("max_steps-fraction", "train.py", ["rl.max_steps=2.5"], ["rl.max_steps must be an integer or null, got 2.5"]),
+    ("top_p-0", "train.py", ["rl.top_p=0"], ["rl.top_p must be a number in (0, 1], got 0"]),
+    ("top_p-above-1", "train.py", ["rl.top_p=1.5"], ["rl.top_p must be a number in (0, 1], got 1.5"]),
+    ("greedy-training", "train.py", ["rl.temperature=0", "rl.logprob_temperature=false"],
+     ["rl.temperature=0 samples greedily", "set rl.temperature > 0"]),
+    ("warmup-ratio-1", "train.py", ["optim.scheduler=cosine", "optim.warmup_ratio=1"],
+     ["optim.warmup_ratio must be in [0, 1)"]),
+    ("beta2-1", "train.py", ["optim.betas=[0.9,1.0]"], ["optim.betas must be two numbers in [0, 1)"]),
+    ("negative-seed", "train.py", ["seed=-1"], ["seed must be an integer in [0, 4294967295], got -1"]),
+    ("limit-0", "train.py", ["dataset.limit=0"], ["dataset.limit must be an integer >= 1 or null, got 0",
+                                                  "null keeps every example"]),
+    ("run_name-escapes", "train.py", ["run_name=../../x"], ["run_name '../../x' must be a name inside output_root"]),
+    ("run_name-absolute", "train.py", ["run_name=/tmp/elsewhere"], ["run_name '/tmp/elsewhere' must be a name inside"]),
+    ("output_root-file", "train.py", ["output_root={d}/a-file"], ["output_root {d}/a-file is a file, not a directory"]),
+    ("bool-as-word", "train.py", ["logging.wandb=maybe"], ["logging.wandb must be true or false, got 'maybe'"]),
+    ("list-as-number", "train.py", ["optim.betas=0.9"], ["optim.betas must be a list"]),
+    ("m-above-n", "train.py", ["rl.m=8"], ["rl.m=8 > rl.n=4"]),
+    ("typo-key", "train.py", ["rl.nn=3"], ["unknown config key 'rl.nn'", "did you mean rl.n?"]),
+    ("unknown-group-option", "train.py", ["model=gpt5"], ["Could not find 'model/gpt5'", "tiny"]),
+    ("override-syntax", "train.py", ["rl.n=["], ["cannot parse 'rl.n=[': no viable alternative"]),
+    ("eval-override-syntax", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:gsm8k"],
+     ["cannot parse 'datasets=[{name:gsm8k'"]),
+    # ---- train.py: data files (point 2), read before any model loads
+    ("data-empty", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/empty.jsonl"], ["empty.jsonl is empty"]),
+    ("data-malformed-json", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/bad.json"],
+     ["bad.json line 2 column", "is not valid JSON"]),
+    ("data-not-utf8", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/latin1.jsonl"],
+     ["latin1.jsonl line 2 is not UTF-8 text (byte 0xe9", "save the file as UTF-8"]),
+    ("data-dir-without-split", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/onlytest"],
+     ["no train split in {d}/data/onlytest", "found ['test.jsonl']"]),
+    ("data-missing-column", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/nocol.jsonl"],
+     ["nocol.jsonl line 1: no prompt column", "dataset.options.prompt_column"]),
+    ("data-parquet-list-answer", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/list.parquet"],
+     ["list.parquet row 1: the answer (column 'answer') is list"]),
+    ("data-parquet-struct-answer", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/struct.parquet"],
+     ["struct.parquet row 1: the answer (column 'answer') is dict"]),
+    ("data-parquet-nan-answer", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/nan.parquet"],
+     ["nan.parquet row 2: the answer (column 'answer') is nan (not a finite number)"]),
+    ("data-hub-unreachable", "train.py", ["dataset=gsm8k"],
+     ["could not load the hub dataset openai/gsm8k", "dataset.path=/path/to/train.jsonl"]),
+    # ---- train.py: the model (TRAIN's model=tiny replaced)
+    ("model-missing-dir", "train.py", ["model=qwen2.5-3b-instruct", "model.name=/nonexistent/model"],
+     ["model.name '/nonexistent/model': no such directory, and not a hub id"]),
+    ("model-dir-without-config", "train.py", ["model=qwen2.5-3b-instruct", "model.name={d}/data"],
+     ["model.name {d}/data: a local model is a directory holding config.json"]),
+    ("model-offline-not-cached", "train.py", ["model=qwen2.5-3b-instruct", "model.name=pods-test/never-downloaded"],
+     ["model.name pods-test/never-downloaded: offline (HF_HUB_OFFLINE) and not in the local cache"]),
+    ("model-unusable-dir", "train.py", ["model=qwen2.5-3b-instruct", "model.name={d}/badmodel",
+                                        "model.load_in_4bit=false"],
+     ["model.name {d}/badmodel could not be loaded (ValueError:", "check the name"]),
+    ("run-dir-corrupt-config", "train.py", ["output_root={d}/runs-bad", "run_name=cc"],
+     ["{d}/runs-bad/cc/config.yaml: cannot be read as YAML", "restore it, or use another run directory"]),
+    ("run-dir-only-damaged-checkpoint", "train.py", ["output_root={d}/runs-bad", "run_name=dmg", "rl.max_steps=2"],
+     ["checkpoint {d}/runs-bad/dmg/checkpoint-1 is damaged (state.json", "it is left in place",
+      "train.py: error: every checkpoint of {d}/runs-bad/dmg is damaged"]),
+    ("demo-evaluation-section", "train.py", ["experiment=demo", "warmstart=null", "evaluation.size=-1"],
+     ["evaluation.size must be an integer >= 1, got -1"]),
+    ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
+     ["warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive"]),
+    ("data-bad-option", "train.py", ["+dataset.options.digits=0"], ["arithmetic: digits must be in 1..18, got 0"]),
+    # ---- evaluate-run.py
+    ("eval-no-run_dir", "evaluate-run.py", [], ["run_dir is required"]),
+    ("eval-missing-run_dir", "evaluate-run.py", ["run_dir={d}/nope"], ["run_dir {d}/nope is not a directory"]),
+    ("eval-repeats-0", "evaluate-run.py", ["run_dir={d}/run", "repeats=0"], ["repeats must be an integer >= 1"]),
+    ("eval-batch_size-0", "evaluate-run.py", ["run_dir={d}/run", "batch_size=0"],
+     ["batch_size must be an integer >= 1"]),
+    ("eval-negative-temperature", "evaluate-run.py", ["run_dir={d}/run", "temperature=-0.5"],
+     ["temperature must be a number >= 0 or null, got -0.5"]),
+    ("eval-corrupt-results", "evaluate-run.py", ["run_dir={d}/run-badresults"],
+     ["run-badresults/eval_results.json: not valid JSON", "left untouched"]),
+    ("eval-foreign-results", "evaluate-run.py", ["run_dir={d}/run-foreign"],
+     ["run-foreign/eval_results.json: not a pods results file"]),
+    # a damaged checkpoint is skipped with a warning naming it (pods.checkpoint.intact), the rest is evaluated
+    ("eval-damaged-checkpoint", "evaluate-run.py", ["run_dir={d}/run-badstate", "repeats=1", "max_tokens=2",
+                                                    "datasets=[{name:arithmetic,limit:4,format_reward:null}]"],
+     ["warning: skipping damaged {d}/run-badstate/checkpoint-2"], 0),
+    ("eval-corrupt-config", "evaluate-run.py", ["run_dir={d}/run-badconfig"],
+     ["run-badconfig/config.yaml: cannot be read as YAML"]),
+    ("eval-bad-data-file", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:gsm8k,path:'{d}/data/bad.json'}]"],
+     ["bad.json line 2 column"]),
+    ("eval-datasets-not-a-list", "evaluate-run.py", ["run_dir={d}/run", "datasets=5"],
+     ["datasets must be a list of {name: ...} entries or null, got 5"]),
+    ("eval-unknown-entry-key", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:arithmetic,size:3}]"],
+     ["unknown key(s) ['size']"]),
+    ("eval-unknown-reward", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:arithmetic,reward:nope}]"],
+     ["reward: unknown reward 'nope'; valid names:"]),
+    # ---- scripts: results and metrics files
+    ("speedup-corrupt-results", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "base-ok", "--method", "corrupt", "--dataset", "arithmetic"],
+     ["speedup.py: error: {d}/results/corrupt/eval_results.json: not valid JSON"]),
+    ("speedup-not-utf8", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "base-ok", "--method", "latin1", "--dataset", "arithmetic"],
+     ["latin1/eval_results.json: not UTF-8 text"]),
+    ("speedup-json-list", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "list", "--method", "base-ok", "--dataset", "arithmetic"],
+     ["list/eval_results.json: holds a JSON list, not an object of checkpoints"]),
+    ("speedup-metric-strings", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "base-ok", "--method", "strings", "--dataset", "arithmetic"],
+     ["strings/eval_results.json: unexpected content", "Fix or remove the file"]),
+    ("speedup-unknown-setting", "scripts/speedup.py", ["--results", "{d}/results", "--baseline", "nope",
+                                                       "--method", "base-ok"], ["setting 'nope': no directory"]),
+    ("plot-torn-metrics", "scripts/plot.py", ["step-time", "--results", "{d}/results", "--setting", "m-torn",
+                                              "--out", "{d}/figs"],
+     ["m-torn/metrics.jsonl: line 2 is not JSON", "fix or delete that line"]),
+    ("plot-binary-metrics", "scripts/plot.py", ["step-time", "--results", "{d}/results", "--setting", "m-binary",
+                                                "--out", "{d}/figs"], ["m-binary/metrics.jsonl: not UTF-8 text"]),
+    ("plot-metrics-not-objects", "scripts/plot.py", ["step-time", "--results", "{d}/results", "--setting", "m-rows",
+                                                     "--out", "{d}/figs"],
+     ["m-rows/metrics.jsonl: line 1 is a JSON list, not an object"]),
+    ("plot-corrupt-results", "scripts/plot.py", ["curves", "--results", "{d}/results", "--setting", "corrupt",
+                                                 "--dataset", "arithmetic", "--out", "{d}/figs"],
+     ["plot.py: error: {d}/results/corrupt/eval_results.json: not valid JSON"]),
+    ("paper_steps-corrupt", "scripts/paper_steps.py", ["--results", "{d}/paper"],
+     ["Instruct-GSM8K-512-16-16-Run1.json: cannot be read as a results file"]),
+    ("demo_compare-nothing-to-report", "scripts/demo_compare.py", ["--report-only", "--out", "{d}/empty-out",
+                                                                   "--seeds", "0", "--methods", "grpo"],
+     ["eval_results.json: missing; train and evaluate this run first"]),
+    ("demo_compare-eval-every-0", "scripts/demo_compare.py", ["--eval-every", "0", "--out", "{d}/empty-out"],
+     ["--eval-every must be at least 1, got 0"]),
+    ("gpu_check-steps-1", "scripts/gpu_check.py", ["--tiny", "--steps", "1", "--out", "{d}/gpu"],
+     ["--steps must be at least 2"]),
+    # ---- scripts/train_trl.py presets
+    ("trl-missing-preset", "scripts/train_trl.py", ["--preset", "{d}/presets/none.yaml"],
+     ["preset {d}/presets/none.yaml does not exist"]),
+    ("trl-broken-yaml", "scripts/train_trl.py", ["--preset", "{d}/presets/broken.yaml"], ["is not valid YAML"]),
+    ("trl-override-syntax", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "trl=[1"],
+     ["cannot parse the overrides ['trl=[1']"]),
+    ("trl-bad-train_steps", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "train_steps=-1"],
+     ["train_steps must be epoch, authors_epoch, a positive integer or null, got -1"]),
+    ("trl-bad-algorithm", "scripts/train_trl.py", ["--preset", "{d}/presets/sgd.yaml"],
+     ["algorithm must be one of pods, grpo_ga, got 'sgd'"]),
+]
+
+
+def run(program: str, args: list[str], env=None, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / program), *args], cwd=ROOT, env=env or ENV,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_clean_message(case, files, tmp_path):
+    name, program, args, fragments, *code = case
+    fill = lambda s: s.replace("{d}", str(files))  # noqa: E731
+    args = [fill(a) for a in args]
+    env = dict(ENV, HF_HOME=str(tmp_path / "hf"))  # no cached hub datasets: the hub case cannot succeed
+    if program == "train.py":
+        args = [*TRAIN, f"output_root={tmp_path / 'runs'}", *args]
+    proc = run(program, args, env=env)
+    both = proc.stdout + proc.stderr
+    assert "Traceback" not in both, both[-3000:]
+    assert proc.returncode == (code[0] if code else 2), both[-3000:]
+    for fragment in fragments:
+        assert fill(fragment) in proc.stderr, proc.stderr[-3000:]
+    if program == "train.py":
+        run_dir = tmp_path / "runs" / "r"  # refused before any file was written (a model that fails to load:
+        assert not run_dir.exists() or not any(run_dir.iterdir())  # its run directory stays empty)
+
+
+def test_pods_threads_that_is_not_a_number(tmp_path):
+    proc = run("train.py", [*TRAIN, f"output_root={tmp_path}"], env=dict(ENV, PODS_THREADS="many"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "PODS_THREADS='many': must be a positive integer" in proc.stderr
+
+
+def test_a_sweep_runs_every_good_job_and_reports_the_bad_one(tmp_path):
+    """`-m` with three jobs of the tiny model, the second invalid: jobs 0 and 2 train, job 1 is one message."""
+    proc = run("train.py", ["-m", *[a for a in TRAIN if a != "run_name=r"], f"output_root={tmp_path}",
+                            "rl.n=4,4.5,2", "rl.max_completion_tokens=2", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
+               timeout=600)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode == 2
+    assert "train.py: error in sweep job 1 (" in proc.stderr and "rl.n must be an integer, got 4.5" in proc.stderr
+    assert "train.py: 1 of 3 sweep jobs failed: job 1" in proc.stderr
+    for run_name in ("arithmetic-tiny-pods-max_variance-n4-m2-seed0", "arithmetic-tiny-grpo-n2-m2-seed0"):
+        assert (tmp_path / run_name / "checkpoint-1" / "state.json").is_file(), run_name
