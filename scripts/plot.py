@@ -2,7 +2,7 @@
 """Figures (PNG + PDF) from evaluation results, chosen by command-line arguments.
 
     # every paper figure (or some: --only gsm8k --only llama) from the authors' data
-    uv run python scripts/plot.py paper --results ../shared/paper-results --out figures/
+    uv run python scripts/plot.py paper --results paper-data/results --out figures/
     # any settings: mean over runs with a 95% band (clipped to the metric's range), against time and steps;
     # step axes align runs by their real step numbers, hollow points have fewer than all runs
     uv run python scripts/plot.py curves --results checkpoints --setting demo-grpo --setting demo-pods \

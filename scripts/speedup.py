@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Speed-up table: how much sooner each method reaches the baseline's peak (wall-clock).
 
-    uv run python scripts/speedup.py --results ../shared/paper-results \
+    uv run python scripts/speedup.py --results paper-data/results \
         --baseline Instruct-GSM8K-512-16-16 --method Instruct-GSM8K-512-64-16 \
         --dataset gsm8k --metric ans_acc --hours-per-checkpoint 0.5 --max-hours 6 [--json]
 

@@ -80,4 +80,5 @@ def test_report_on_a_small_examples_file(tmp_path, capsys):
 
 def test_missing_examples_file_is_a_clear_error(tmp_path, capsys):
     assert ga.main(["--examples", str(tmp_path / "nope.jsonl.gz")]) == 2
-    assert "not found; pass --examples PATH" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not found" in err and "scripts/paper_data.py" in err and "--examples PATH" in err
