@@ -5,7 +5,7 @@ r"""Where this suite's strict verifiers and the paper's grader disagree, by kind
     uv run python scripts/grader_agreement.py --examples FILE.jsonl.gz
 
 For every completion of the examples file (rows: dataset, model, answer, completion, correct,
-format_correct; see its README) it runs the strict verifier of the dataset
+format_correct; docs/evaluation.md) it runs the strict verifier of the dataset
 (`rewards.DATASET_REWARD`: gsm8k -> `gsm8k`, math500 / amc23 -> `math`) and the paper-compatible
 grader of the model (qwen -> `paper_answer`, `\d+`; llama -> `paper_answer_decimal`, `[\d.,]+`),
 and prints (markdown):

@@ -1,6 +1,6 @@
 """Load evaluation results of many runs into `Run` objects with a time and step per checkpoint.
 
-Sources (see README "Analysis and plots"):
+Sources (see docs/analysis.md):
 - the paper's files `<setting>-Run<k>.json`: `{checkpoint-<step>: {dataset: {metric: [R]}}}`; the
   i-th checkpoint in step order (0-based) was taken at (i + 1) * hours_per_checkpoint; their
   accuracies are also offered as `paper_ans_acc` etc. (they were graded by the paper's grader);

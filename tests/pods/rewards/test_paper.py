@@ -24,7 +24,7 @@ from pods.rewards.paper_normalize import mathd, prm, same_answer
 # the authors' real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py, all 22,885), or the
 # 1,653-row sample in a shared/paper-examples folder beside the checkout (pods.paper_data.locate_examples)
 EXAMPLES = locate_examples() or Path("paper-data/examples.jsonl.gz")
-# the paper's grader per model of the examples file (see its README)
+# the paper's grader per model of the examples file (docs/evaluation.md)
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
 
 
@@ -51,7 +51,7 @@ ANSWER_CASES = [
     ("<think>...</think><answer>$18</answer>", "18", True, True),
     # thousands comma inside the answer block: normalised away
     ("<think>...</think><answer>$70,000</answer>", "70000", True, True),
-    # the same number only in prose: \d+ takes the last group, 000 (the README's "$70,000" case)
+    # the same number only in prose: \d+ takes the last group, 000 (docs/verifiers.md's "$70,000" case)
     ("Her profit is $70,000.", "70000", False, True),
     # [\d.,]+ ends on a sentence's full stop: the last "number" is "."
     ("So she makes 18 dollars.", "18", True, False),
@@ -70,7 +70,7 @@ ANSWER_CASES = [
     ("<answer>0.5</answer>", "\\frac{1}{2}", True, True),
     # a tuple with inline maths: text (3,pi/2) on both sides
     ("<answer>(3, \\(\\frac{\\pi}{2}\\))</answer>", "\\left( 3, \\frac{\\pi}{2} \\right)", True, True),
-    # the same tuple with a Unicode pi is never equal (README: "(3, π/2)")
+    # the same tuple with a Unicode pi is never equal (docs/verifiers.md: "(3, π/2)")
     ("<answer>(3, π/2)</answer>", "\\left( 3, \\frac{\\pi}{2} \\right)", False, False),
     # text answers: \text{} unwrapped, case ignored
     ("<answer>evelyn</answer>", "\\text{Evelyn}", True, True),
