@@ -102,8 +102,18 @@ def _suggest(key: str, names: set[str]) -> str | None:
     return close[0] if close else None
 
 
+REMOVED_KEYS = {  # keys of earlier versions: what replaced them
+    "rl.epsilon": "removed: every batch is trained on once (importance ratio 1), so PPO clipping never acted; "
+                  "delete the key (docs/algorithms.md)",
+    "rl.epsilon_high": "removed with rl.epsilon (ratio 1, no clipping); delete the key",
+    "rl.scale_std": "replaced by rl.scale_rewards: group (was true) | batch | none (was false)",
+}
+
+
 def hint(key: str) -> str | None:
     """What to write instead of the unknown dotted key, or None when nothing is close."""
+    if key in REMOVED_KEYS:
+        return REMOVED_KEYS[key]
     name = key.rsplit(".", 1)[-1]
     if name in CONFIG_ALIASES:
         return f"{name} is TRL's name: write {CONFIG_ALIASES[name].target}"

@@ -23,6 +23,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from pods import aliases
+from pods.aliases import REMOVED_KEYS  # noqa: F401  (importable as pods.config.REMOVED_KEYS)
 from pods.errors import ConfigError  # noqa: F401  (importable as pods.config.ConfigError)
 from pods.config_schema import (  # noqa: F401  (re-exported: pods.config.TrainConfig etc.)
     ALGORITHMS, DTYPES, GPU_ONLY_BACKENDS, OPTIMIZERS, SAVE_STRATEGIES, SCHEDULERS, DatasetConfig, LoggingConfig,
@@ -32,12 +33,6 @@ from pods.config_schema import (  # noqa: F401  (re-exported: pods.config.TrainC
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
 
 
-REMOVED_KEYS = {  # keys of earlier versions: what replaced them
-    "rl.epsilon": "removed: every batch is trained on once (importance ratio 1), so PPO clipping never acted; "
-                  "delete the key (docs/algorithms.md)",
-    "rl.epsilon_high": "removed with rl.epsilon (ratio 1, no clipping); delete the key",
-    "rl.scale_std": "replaced by rl.scale_rewards: group (was true) | batch | none (was false)",
-}
 OPEN = ("backend", "warmstart", "evaluation")  # sections whose keys are not checked here
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
                        "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",

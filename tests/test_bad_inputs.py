@@ -127,6 +127,24 @@ CASES = [
     ("override-syntax", "train.py", ["rl.n=["], ["cannot parse 'rl.n=[': no viable alternative"]),
     ("eval-override-syntax", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:gsm8k"],
      ["cannot parse 'datasets=[{name:gsm8k'"]),
+    ("removed-key", "train.py", ["rl.epsilon=0.2"], ["unknown config key 'rl.epsilon'; removed: every batch is "
+                                                     "trained on once", "delete the key"]),
+    ("grpo_ga-m-below-n", "train.py", ["rl.algorithm=grpo_ga"], ["rl.algorithm=grpo_ga trains on all n rollouts in "
+                                                                 "one optimizer step (got n=4, m=2): set rl.m=rl.n"]),
+    ("dynamic-sampling-word", "train.py", ["rl.dynamic_sampling=maybe"], ["rl.dynamic_sampling must be true or false"]),
+    ("generation-rounds-0", "train.py", ["rl.max_generation_rounds=0"],
+     ["rl.max_generation_rounds must be a positive number, got 0"]),
+    ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
+     ["logging.samples_every must be an integer >= 0 (0: no samples.jsonl), got -1"]),
+    # ---- train.py: your own functions by import path (issue 14), checked before any model loads
+    ("plugin-dataset-no-module", "train.py", ["dataset.name=nomod_xyz:load"],
+     ["dataset 'nomod_xyz:load': cannot import module 'nomod_xyz'", "expected: def my_data(split: str)"]),
+    ("plugin-reward-no-attribute", "train.py", ["dataset.rewards=[{name: 'os.path:nope', weight: 1.0}]",
+                                                "dataset.accuracy_reward=null"],
+     ["reward 'os.path:nope': module 'os.path'", "has no attribute 'nope'", "expected: def my_reward("]),
+    ("plugin-reward-wrong-signature", "train.py", ["dataset.rewards=[{name: 'json:dumps', weight: 1.0}]",
+                                                   "dataset.accuracy_reward=null"],
+     ["reward 'json:dumps': the probe call on two completions raised TypeError"]),
     # ---- train.py: data files (point 2), read before any model loads
     ("data-empty", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/empty.jsonl"], ["empty.jsonl is empty"]),
     ("data-malformed-json", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/bad.json"],
@@ -226,6 +244,10 @@ CASES = [
      ["--eval-every must be at least 1, got 0"]),
     ("gpu_check-steps-1", "scripts/gpu_check.py", ["--tiny", "--steps", "1", "--out", "{d}/gpu"],
      ["--steps must be at least 2"]),
+    ("paper_data-no-results", "scripts/paper_data.py", ["--from", "{d}/data", "--dest", "{d}/paper-data-out"],
+     ["no results folder with the authors' Instruct-*-Run*.json files"]),
+    ("grader_agreement-missing-examples", "scripts/grader_agreement.py", ["--examples", "{d}/none.jsonl.gz"],
+     ["none.jsonl.gz not found", "scripts/paper_data.py"]),
     # ---- scripts/train_trl.py presets
     ("trl-missing-preset", "scripts/train_trl.py", ["--preset", "{d}/presets/none.yaml"],
      ["preset {d}/presets/none.yaml does not exist"]),
