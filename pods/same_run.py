@@ -13,17 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
 from pods.errors import ConfigError
 
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
                        "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
                        "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
-
-
-def _plain(cfg) -> dict:
-    return OmegaConf.to_container(cfg, resolve=True) if isinstance(cfg, DictConfig) else dict(cfg)
 
 
 def differences(old: dict, new: dict, prefix: str = "") -> list[str]:
@@ -56,10 +52,11 @@ def check_run_dir(cfg, path: Path) -> None:
     saved = path / "config.yaml"
     if not saved.exists():
         return
+    from pods.config import to_container  # pods.config re-exports this module: imported here, not at the top
     from pods.config_checks import read_run_config
 
     old = OmegaConf.to_container(read_run_config(saved), resolve=True)
-    diff = differences(_comparable(old), _comparable(_plain(cfg)))
+    diff = differences(_comparable(old), _comparable(to_container(cfg)))
     if diff:
         raise ConfigError(
             f"{path} already holds a different run (changed: {'; '.join(diff[:8])}); nothing in it was touched. "
@@ -78,7 +75,7 @@ def check_run_dir(cfg, path: Path) -> None:
             "resume=false to train it again from step 0 (its metrics.jsonl is kept as metrics.restarted-<time>.jsonl)."
         )
     if cfg.optim.scheduler != "constant":  # its curve is sized by the run length (pods.schedule)
-        new = _plain(cfg)["rl"]
+        new = to_container(cfg)["rl"]
         moved = [f"rl.{k}: {old['rl'].get(k)!r} -> {new[k]!r}" for k in ("max_steps", "max_time")
                  if old.get("rl", {}).get(k) != new[k]]
         if moved:
