@@ -91,17 +91,17 @@ def test_script_reports_a_clear_error(tmp_path, capsys):
 
 
 SHARED = next((b / "shared" for b in Path(__file__).resolve().parents if (b / "shared" / "paper-examples").is_dir()), None)
+RESULTS = paper_data.locate_results()  # None, paper-data/results, or the shared folder's results
 
 
-@pytest.mark.skipif(SHARED is None or paper_data.locate_results() is None or
-                    not any(paper_data.locate_results().glob("*.json")) or
-                    "shared" in str(paper_data.locate_results()), reason="needs the full results folder "
-                    "(scripts/paper_data.py) and the shared 1,653-row sample to compare with")
+@pytest.mark.skipif(SHARED is None or RESULTS is None or "paper-data" not in str(RESULTS),
+                    reason="needs the full results folder (scripts/paper_data.py) and the shared 1,653-row sample "
+                    "to compare with")
 def test_full_extraction_contains_every_shared_sample_row():
-    rows = examples(paper_data.locate_results())
+    rows = examples(RESULTS)
     assert len(rows) == 22_885
-    have = {(r["dataset"], r["model"], r["completion"], r["correct"], r["format_correct"]) for r in rows}
+    key = lambda r: (r["dataset"], r["model"], r["completion"], r["correct"], r["format_correct"])  # noqa: E731
+    have = {key(r) for r in rows}
     sample = [json.loads(line) for line in gzip.open(SHARED / "paper-examples" / "examples.jsonl.gz", "rt")]
-    missing = [s for s in sample if (s["dataset"], s["model"], s["completion"], s["correct"], s["format_correct"])
-               not in have]
+    missing = [s for s in sample if key(s) not in have]
     assert len(sample) == 1653 and missing == []
