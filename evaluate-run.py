@@ -3,7 +3,7 @@
     uv run python evaluate-run.py run_dir=checkpoints/<run>                 # sampled as the run trained
     uv run python evaluate-run.py run_dir=checkpoints/<run> protocol=paper  # the paper's evaluation
 
-Writes `<run_dir>/eval_results.json` in the paper's layout (see pods/evaluation.py) after every
+Writes `<run_dir>/eval_results.json` in the paper's layout (see pods/evaluation/__init__.py) after every
 (checkpoint, dataset, repeat), so an interrupted sweep continues where it stopped when rerun.
 Uses the run's own backend and verifiers; LoRA runs are evaluated as adapters on the base model.
 Reports two accuracies: `ans_acc` by this suite's strict verifiers and `paper_ans_acc` by the
@@ -24,7 +24,7 @@ APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceb
 
 
 def run(cfg: DictConfig) -> None:
-    from pods.config_checks import validate_eval
+    from pods.config.checks import validate_eval
     from pods.evaluation import evaluate_run
 
     validate_eval(cfg)  # every setting and the run directory, before a model loads

@@ -5,7 +5,7 @@
     uv run python train.py experiment=gsm8k_main                  # the paper's GRPO 16/16 vs PODS 64/16 (GPU)
     uv run python train.py -m rl.n=16,32,64 rl.m=16               # a sweep
 
-The run goes to checkpoints/<run_name>/ (see pods/trainer.py); rerunning the same command resumes
+The run goes to checkpoints/<run_name>/ (see pods/run/trainer.py); rerunning the same command resumes
 from its newest intact checkpoint. TRL's names work as aliases with a note (`num_generations=16`
 is `rl.n=16`, `learning_rate=1e-6` is `optim.lr=1e-6`; table: docs/vocabulary.md), and an unknown
 key is refused with the closest one ("did you mean rl.n?"). Every setting and data file is checked
@@ -49,9 +49,9 @@ def run(cfg: DictConfig) -> None:
     import torch
 
     from pods.errors import ConfigError
-    from pods.guard import Interrupted
+    from pods.run.guard import Interrupted
     from pods.io import WriteError
-    from pods.trainer import train
+    from pods.run.trainer import train
 
     threads = os.environ.get("PODS_THREADS")
     if threads is not None:
@@ -75,7 +75,7 @@ def run(cfg: DictConfig) -> None:
         sys.exit(130)
     print(f"run directory: {run_dir}")
     if cfg.get("evaluation"):  # held-out accuracy of the final checkpoint (the CPU demo sets this)
-        from pods.heldout import final_heldout
+        from pods.evaluation.heldout import final_heldout
 
         try:
             final_heldout(run_dir)
@@ -92,7 +92,7 @@ def main(cfg: DictConfig) -> None:
 
 def cli_overrides(argv: list[str]) -> list[str]:
     """argv with TRL's names replaced by ours (a note each); exit 2 with a hint on an unknown key."""
-    from pods.aliases import rewrite_overrides
+    from pods.config.aliases import rewrite_overrides
 
     groups = [p.name for p in (Path(__file__).resolve().parent / "config").iterdir() if p.is_dir()]
     try:

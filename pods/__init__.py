@@ -7,8 +7,8 @@ Public API (imported lazily: `import pods` loads neither torch nor TRL):
     from pods import rewards                       # the verifier registry: rewards.get / names / combined
     from pods import get_reward, reward_names, combined_rewards   # the same three, flat
 
-The algorithm lives in three pure modules: `pods.downsample` (which m of the n rollouts to keep),
-`pods.advantages` (group-relative advantages) and `pods.losses` (the GRPO policy loss). Everything
+The algorithm lives in three pure modules: `pods.core.downsample` (which m of the n rollouts to keep),
+`pods.core.advantages` (group-relative advantages) and `pods.core.losses` (the GRPO policy loss). Everything
 else (data, backends, the training loop, checkpoints, evaluation) calls them.
 """
 
@@ -19,8 +19,8 @@ import importlib
 __version__ = "0.1.0"
 
 _EXPORTS = {  # public name -> (module, attribute or None for the module itself)
-    "select": ("pods.downsample", "select"),
-    "group_advantages": ("pods.advantages", "group_advantages"),
+    "select": ("pods.core.downsample", "select"),
+    "group_advantages": ("pods.core.advantages", "group_advantages"),
     "PODSConfig": ("pods.integrations.trl", "PODSConfig"),
     "PODSTrainer": ("pods.integrations.trl", "PODSTrainer"),
     "rewards": ("pods.rewards", None),

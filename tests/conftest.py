@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from pods.models import byte_tokenizer
+    from pods.backends.tiny import byte_tokenizer
 
     return byte_tokenizer()
 
@@ -22,6 +22,6 @@ def tokenizer():
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory):
     """A tiny random Qwen2 model and its tokenizer saved to disk."""
-    from pods.models import save_tiny
+    from pods.backends.tiny import save_tiny
 
     return save_tiny(tmp_path_factory.mktemp("tiny-qwen2"))

@@ -195,7 +195,7 @@ CASES = [
      ["run-badresults/eval_results.json: not valid JSON", "left untouched"]),
     ("eval-foreign-results", "evaluate-run.py", ["run_dir={d}/run-foreign"],
      ["run-foreign/eval_results.json: not a pods results file"]),
-    # a damaged checkpoint is skipped with a warning naming it (pods.checkpoint.intact), the rest is evaluated
+    # a damaged checkpoint is skipped with a warning naming it (pods.run.checkpoint.intact), the rest is evaluated
     ("eval-damaged-checkpoint", "evaluate-run.py", ["run_dir={d}/run-badstate", "repeats=1", "max_tokens=2",
                                                     "datasets=[{name:arithmetic,limit:4,format_reward:null}]"],
      ["warning: skipping damaged {d}/run-badstate/checkpoint-2"], 0),

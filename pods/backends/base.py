@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from pods.rollouts import Rollouts
+from pods.core.rollouts import Rollouts
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def sampling_seed(seed: int, step: int, round_: int = 0) -> int:
     exactly as the uninterrupted run did, whatever the engine's own RNG state (vLLM's is not
     checkpointed). The first 62 bits of SHA-256("pods-sampling:<seed>:<step>"): distinct per (seed,
     step), far apart, and small enough that a backend's per-completion offsets (vLLM: seed + g * n + j)
-    stay below 2**63. `round_` > 0: the further generation rounds of dynamic sampling (pods.collect).
+    stay below 2**63. `round_` > 0: the further generation rounds of dynamic sampling (pods.core.collect).
     """
     key = f"pods-sampling:{int(seed)}:{int(step)}" + (f":{int(round_)}" if round_ else "")
     digest = hashlib.sha256(key.encode()).digest()
@@ -67,7 +67,7 @@ class Policy(Protocol):
 
         Returns (logp [B, T], mask [B, T]) with T the longest completion; mask is 1.0 on real
         tokens. `reference=True` evaluates the frozen reference model (adapter disabled), without
-        gradient. `temperature`: log-probs of softmax(logits / temperature) (pods.losses.token_logprobs).
+        gradient. `temperature`: log-probs of softmax(logits / temperature) (pods.core.losses.token_logprobs).
         """
         ...
 

@@ -10,7 +10,7 @@
 Reusable by other backends (vLLM / Unsloth train with `HFPolicy` and only replace the generator):
 `load_tokenizer(model_cfg)`, `load_base_model(model_cfg, tokenizer, device)`, `load_policy(cfg)`.
 Model sources (`cfg.model.name`): "tiny" builds a random tiny model and byte tokenizer in code
-(pods.models, sizes from `cfg.model.tiny`); otherwise a local model directory or hub name.
+(pods.backends.tiny, sizes from `cfg.model.tiny`); otherwise a local model directory or hub name.
 LoRA via PEFT when `cfg.model.lora.rank > 0` (the base weights stay frozen; `policy/` holds only
 the adapter), full-parameter training when rank is 0 (`policy/` holds the whole model).
 4-bit loading (bitsandbytes) is applied only on a CUDA device.
@@ -30,8 +30,8 @@ import torch
 
 from pods.backends.base import Sampling
 from pods.backends.precision import FP32, Precision, resolve as resolve_precision
-from pods.losses import token_logprobs
-from pods.rollouts import Rollouts
+from pods.core.losses import token_logprobs
+from pods.core.rollouts import Rollouts
 
 
 def resolve_device(name: str = "auto") -> torch.device:
@@ -43,7 +43,7 @@ def resolve_device(name: str = "auto") -> torch.device:
 def load_tokenizer(model_cfg):
     """The tokenizer of `model_cfg.name` (byte tokenizer for "tiny"); pads on the left."""
     if model_cfg.name == "tiny":
-        from pods.models import byte_tokenizer
+        from pods.backends.tiny import byte_tokenizer
 
         tok = byte_tokenizer()
     else:
@@ -59,7 +59,7 @@ def load_tokenizer(model_cfg):
 def load_base_model(model_cfg, tokenizer, device: torch.device, precision: Precision = FP32):
     """The base causal LM (no adapter) on `device`, its weights in `precision.weights`."""
     if model_cfg.name == "tiny":
-        from pods.models import tiny_causal_lm
+        from pods.backends.tiny import tiny_causal_lm
 
         t = model_cfg.tiny
         model = tiny_causal_lm(tokenizer, t.arch, seed=t.seed, hidden=t.hidden, layers=t.layers,

@@ -31,7 +31,7 @@ import weakref
 from pathlib import Path
 
 from pods.backends.base import Sampling
-from pods.rollouts import Rollouts
+from pods.core.rollouts import Rollouts
 
 
 def require_cuda() -> None:

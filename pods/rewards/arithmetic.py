@@ -1,4 +1,4 @@
-"""Exact-match reward for the embedded arithmetic task (`pods.arithmetic`, e.g. "123+456=" -> "0579").
+"""Exact-match reward for the embedded arithmetic task (`pods.data.arithmetic`, e.g. "123+456=" -> "0579").
 
 Extraction from a raw completion of the tiny character-level demo model (no tags, no chat
 template): leading whitespace is skipped, then the maximal run of ASCII digits is the answer; it

@@ -89,11 +89,9 @@ def test_hydras_own_errors_exit_2_and_failed_sweep_jobs_are_summarised(capsys):
 def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, monkeypatch):
     import sys
     from pathlib import Path
+    import helpers as th
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import trainer_helpers as th
-
-    from pods import trainer
+    from pods.run import trainer
 
     th.patch_task(monkeypatch)
     th.skip_reward_check(monkeypatch)

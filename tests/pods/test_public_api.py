@@ -18,8 +18,8 @@ def test_import_pods_loads_no_heavy_module():
 
 def test_public_names_are_the_implementations():
     from pods import rewards
-    from pods.advantages import group_advantages
-    from pods.downsample import select
+    from pods.core.advantages import group_advantages
+    from pods.core.downsample import select
     from pods.integrations import trl
 
     assert pods.select is select and pods.group_advantages is group_advantages

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pods.paper_data import GET_IT, locate_results
+from pods.analysis.paper_data import GET_IT, locate_results
 
 REPO = Path(__file__).resolve().parents[2]
 # the shared folder sits beside the checkout (or beside the worktrees' folder)
-PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.paper_data)
+PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
 
 spec = importlib.util.spec_from_file_location("script_paper_steps", REPO / "scripts" / "paper_steps.py")
 paper_steps = importlib.util.module_from_spec(spec)

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pods.paper_data import GET_IT, locate_results
+from pods.analysis.paper_data import GET_IT, locate_results
 
 REPO = Path(__file__).resolve().parents[2]
-PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.paper_data)
+PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
 
 _spec = importlib.util.spec_from_file_location("script_plot", REPO / "scripts" / "plot.py")
 plot = importlib.util.module_from_spec(_spec)

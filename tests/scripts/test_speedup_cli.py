@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pods.paper_data import GET_IT, locate_results
+from pods.analysis.paper_data import GET_IT, locate_results
 
 REPO = Path(__file__).resolve().parents[2]
-PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.paper_data)
+PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
 
 
 def load_script(name):

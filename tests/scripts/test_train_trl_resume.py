@@ -31,7 +31,7 @@ ENV = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MOD
 
 @pytest.fixture(scope="module", autouse=True)
 def warm_model():
-    from pods.warmstart import ensure_warmstart
+    from pods.run.warmstart import ensure_warmstart
 
     # built once (~30 s) and cached where the launched runs (working directory ROOT) look for it,
     # as `train.py experiment=demo` does

@@ -15,8 +15,8 @@ generates `per_device_train_batch_size * steps_per_generation` completions per g
 the round holds G = generation_batch_size / n whole prompt groups of n = num_generations
 completions, and one group may span processes. PODS then
   1. gathers the rewards of the round, [G, n] (TRL gathers them over processes),
-  2. selects m per group with `pods.downsample.select` (identically on every process),
-  3. recomputes the group advantages over the m kept (`pods.advantages.group_advantages`),
+  2. selects m per group with `pods.core.downsample.select` (identically on every process),
+  3. recomputes the group advantages over the m kept (`pods.core.advantages.group_advantages`),
   4. gives each process an equal, consecutive share of the G * m kept rollouts (sorted by group):
      its own rows when every group lies on one process (no communication), otherwise the kept
      rows are gathered and re-split, so every process trains on the same number of sequences,

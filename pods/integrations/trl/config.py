@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from trl import GRPOConfig
 
-from pods.downsample import RULES
+from pods.core.downsample import RULES
 
 
 def check_pods_args(args) -> None:

@@ -15,8 +15,8 @@ from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 from trl import GRPOTrainer
 
-from pods.advantages import group_advantages
-from pods.downsample import select
+from pods.core.advantages import group_advantages
+from pods.core.downsample import select
 from pods.integrations.trl.sampler import PromptRepeatsMixin
 
 LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded

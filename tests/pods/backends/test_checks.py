@@ -6,9 +6,7 @@ from pathlib import Path
 import pytest
 
 from pods import config as pc
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from trainer_helpers import compose_cfg, skip_reward_check  # noqa: E402
+from helpers import compose_cfg, skip_reward_check
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,7 @@ import torch
 
 from pods.backends import hf
 from pods.backends.base import Generator, Policy, Sampling
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from trainer_helpers import compose_cfg  # noqa: E402
+from helpers import compose_cfg
 
 torch.set_num_threads(1)
 

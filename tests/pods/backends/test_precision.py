@@ -16,9 +16,7 @@ import torch
 
 from pods.backends import hf
 from pods.backends.precision import FP32, Precision, compute_dtype, resolve
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from trainer_helpers import compose_cfg  # noqa: E402
+from helpers import compose_cfg
 
 torch.set_num_threads(1)
 CUDA, CPU = torch.device("cuda"), torch.device("cpu")  # a device object needs no GPU
@@ -104,11 +102,11 @@ def test_full_parameter_reference_copy_is_stored_in_compute_dtype():
 
 
 def one_step(precision):
-    """One AdamW step at lr 5e-6 (pods.trainer.build_optimizer) on a full-parameter tiny policy.
+    """One AdamW step at lr 5e-6 (pods.run.trainer.build_optimizer) on a full-parameter tiny policy.
 
     Returns (weights before, weights after) as float32 vectors.
     """
-    from pods.trainer import build_optimizer
+    from pods.run.trainer import build_optimizer
 
     c = cfg("model.lora.rank=0")
     policy = hf.load_policy(c, precision=precision)

@@ -22,18 +22,18 @@ if importlib.util.find_spec("vllm") is None:
 
 os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache
 
-from vllm.platforms import current_platform  # noqa: E402
+from vllm.platforms import current_platform
 
 if not current_platform.is_cpu():
     pytest.skip(f"the installed vllm is not the CPU build (vLLM platform: {type(current_platform).__name__}); "
                 "this file is the vLLM CPU tier (bash scripts/test-vllm-cpu.sh); on a CUDA GPU run "
                 "`uv run python scripts/gpu_check.py`", allow_module_level=True)
 
-import torch  # noqa: E402
-from omegaconf import OmegaConf  # noqa: E402
+import torch
+from omegaconf import OmegaConf
 
-from pods.backends.base import Sampling  # noqa: E402
-from pods.backends.hf import HFGenerator  # noqa: E402
+from pods.backends.base import Sampling
+from pods.backends.hf import HFGenerator
 
 pytestmark = pytest.mark.vllm
 
@@ -220,12 +220,10 @@ def test_training_with_vllm_resumes_exactly_like_an_uninterrupted_run(tmp_path, 
     with the engine core in its own process this test failed at step 3 without the per-step seed."""
     import sys
     from pathlib import Path
+    from helpers import patch_task, skip_reward_check, tiny_cfg
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from trainer_helpers import patch_task, skip_reward_check, tiny_cfg
-
-    from pods import trainer
-    from pods.logging import read_metrics
+    from pods.run import trainer
+    from pods.run.metrics import read_metrics
 
     patch_task(monkeypatch)
     skip_reward_check(monkeypatch)

@@ -16,9 +16,7 @@ from safetensors.torch import load_file
 from pods.backends import hf
 from pods.backends.precision import Precision
 from pods.backends.vllm import engine_options, write_adapter
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from trainer_helpers import compose_cfg  # noqa: E402
+from helpers import compose_cfg
 
 
 class Linear4bit(torch.nn.Module):

@@ -3,7 +3,7 @@
     uv run pytest tests/pods/integrations/test_trl.py      (~15 s: one tiny-Qwen2 run of 2 steps)
 
 The training test checks, per generation round, that the rollouts in the loss are exactly the m
-per prompt that `pods.downsample.select` picks from the rewards TRL logged, with advantages
+per prompt that `pods.core.downsample.select` picks from the rewards TRL logged, with advantages
 recomputed over the kept m, in micro-batches of per_device_train_batch_size * m / n sequences,
 and that the parameters change. The 2-process run is in test_trl_multiprocess.py.
 """
@@ -17,8 +17,8 @@ import torch
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from pods.advantages import group_advantages  # noqa: E402
-from pods.downsample import select  # noqa: E402
+from pods.core.advantages import group_advantages  # noqa: E402
+from pods.core.downsample import select  # noqa: E402
 from pods.integrations.trl import PODSConfig, PODSTrainer, grpo_ga_kwargs, trl_reward_funcs  # noqa: E402
 
 N, M, PER_DEVICE, GA = 4, 2, 4, 2  # n generated, m kept; 4 generated per accumulation step, 2 steps
@@ -130,7 +130,7 @@ class _Recorder(PODSTrainer):
 def trained(tmp_path_factory):
     from datasets import Dataset
 
-    from pods.models import byte_tokenizer, tiny_causal_lm
+    from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 
     scored = []  # per reward call: [(completion ids, reward)] in row order
 

@@ -36,7 +36,7 @@ def _train(tmp_path, pods: bool, **kw) -> dict:
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
 
-    from pods.models import byte_tokenizer, tiny_causal_lm
+    from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 
     tok = byte_tokenizer()
     model = tiny_causal_lm(tok, seed=3)
@@ -65,6 +65,6 @@ def test_pods_keeping_all_trains_like_grpo(tmp_path, scale, loss_type):
 
 
 def _initial() -> dict:
-    from pods.models import byte_tokenizer, tiny_causal_lm
+    from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 
     return {k: v.detach() for k, v in tiny_causal_lm(byte_tokenizer(), seed=3).named_parameters()}

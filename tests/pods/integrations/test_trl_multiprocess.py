@@ -46,7 +46,7 @@ def _worker(out: Path):
     from datasets import Dataset
 
     from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer
-    from pods.models import byte_tokenizer, tiny_causal_lm
+    from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 
     def recorder(base):
         class Recorder(base):
@@ -118,8 +118,8 @@ def ranks(tmp_path_factory):
 
 @pytest.mark.parametrize("phase", list(PHASES))
 def test_two_processes_select_per_group(ranks, phase):
-    from pods.advantages import group_advantages
-    from pods.downsample import select
+    from pods.core.advantages import group_advantages
+    from pods.core.downsample import select
     from pods.integrations.trl import selection_generator
 
     per_device = PHASES[phase]["per_device_train_batch_size"]

@@ -57,7 +57,7 @@ def test_grpo_ga_kwargs_keep_prompts_per_step():
 def _run(tmp_path, cls, args):
     from datasets import Dataset
 
-    from pods.models import byte_tokenizer, tiny_causal_lm
+    from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 
     seen = []  # per reward call: (prompts, rewards)
 
@@ -85,8 +85,8 @@ def _common(tmp_path):
 
 
 def test_pods_one_prompt_per_step_groups_selected_separately(tmp_path):
-    from pods.advantages import group_advantages
-    from pods.downsample import select
+    from pods.core.advantages import group_advantages
+    from pods.core.downsample import select
 
     args = PODSConfig(**_common(tmp_path), num_generations=4, pods_m=2, per_device_train_batch_size=4,
                       gradient_accumulation_steps=2, prompt_repeats=2)  # 1 prompt x 8 = 2 groups of 4 per step

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from pods import rewards
-from pods.paper_data import GET_IT, locate_examples
+from pods.analysis.paper_data import GET_IT, locate_examples
 from pods.rewards.paper import answer_block, last_number, paper_correct, paper_format_ok
 from pods.rewards.paper_normalize import mathd, prm, same_answer
 
 # the authors' real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py, all 22,885), or the
-# 1,653-row sample in a shared/paper-examples folder beside the checkout (pods.paper_data.locate_examples)
+# 1,653-row sample in a shared/paper-examples folder beside the checkout (pods.analysis.paper_data.locate_examples)
 EXAMPLES = locate_examples() or Path("paper-data/examples.jsonl.gz")
 # the paper's grader per model of the examples file (docs/evaluation.md)
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}

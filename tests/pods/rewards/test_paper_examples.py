@@ -69,7 +69,7 @@ FULL = {"rows": 22_885, "only_strict_accepts": 602, "only_authors_accept": 59}
 
 
 def test_disagreements_on_every_published_completion_are_pinned():
-    from pods.paper_data import locate_examples
+    from pods.analysis.paper_data import locate_examples
 
     path = locate_examples()
     if path is None or "paper-data" not in str(path):

@@ -1,0 +1,45 @@
+"""Which rollouts a training step trains on, and with which advantages: PODS, GRPO, GRPO-GA.
+
+    idx, adv = plan_update(rewards, "pods", m=16, rule="max_variance")  # rewards [G, n]
+    # idx [G, k] indices into each group's n rollouts, adv [G, k] (k = m; k = n for grpo_ga)
+
+Every algorithm takes ONE optimizer step per training step on the rollouts `idx` (the loop
+accumulates their gradient over micro-batches; every importance ratio is 1):
+- pods: the m of n chosen by `select(rewards, m, rule)`, advantages over the kept m (the paper's
+  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods).
+- grpo: m = n, all rollouts, advantages over all n (vanilla GRPO).
+- grpo_ga: the paper's GRPO-GA baseline: all n rollouts, advantages over all n, one optimizer
+  step with the gradient accumulated over micro-batches (open-r1/src/open_r1/grpo_trainer.py of the
+  authors' 8-GPU fork). In this loop every algorithm accumulates over micro-batches of
+  rl.micro_batch_size, so grpo_ga computes exactly what grpo does; it needs m = n and names the
+  baseline in run names and metrics.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pods.core.advantages import group_advantages
+from pods.core.downsample import select
+
+ALGORITHMS = ("pods", "grpo", "grpo_ga")
+
+
+def plan_update(
+    rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
+    scale: str = "group", std: str = "sample", generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """rewards [G, n] -> (idx [G, k], adv [G, k]) for the training step's one optimizer step.
+
+    scale / std: how the advantages are scaled (pods.core.advantages.group_advantages).
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
+    G, n = rewards.shape
+    if algorithm == "grpo_ga":
+        if m != n:
+            raise ValueError(f"grpo_ga trains on all n rollouts: m={m} must equal n={n}")
+        idx = torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
+        return idx, group_advantages(rewards, scale=scale, std=std)
+    idx = select(rewards, m, rule, generator=generator)  # [G, m]
+    return idx, group_advantages(rewards.gather(1, idx), scale=scale, std=std)

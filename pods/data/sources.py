@@ -1,0 +1,261 @@
+"""Hub and local-file sources of the datasets: which hub dataset, which columns, how answers are read.
+
+    from pods.data.sources import DATASETS, load_rows, to_examples
+    rows, source = load_rows("gsm8k", "train", path=None, hub=None, subsets=None)   # list[dict], "openai/gsm8k/train"
+    examples = to_examples("gsm8k", rows, source, prompt_column=None, answer_column=None)
+
+`pods.data.load_dataset` is the public entry point (it also serves the generated tasks); this
+module holds the per-dataset source table `DATASETS` and the readers behind it. The hub is only
+imported when no local `path` is given (never in tests: they fake `datasets.load_dataset`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pods.errors import ConfigError, DataError
+from pods.rewards.extract import last_boxed
+
+log = logging.getLogger("pods.data")
+
+MATH_SUBSETS = ("algebra", "counting_and_probability", "geometry", "intermediate_algebra",
+                "number_theory", "prealgebra", "precalculus")
+PROMPT_COLUMNS = ("question", "problem", "prompt")
+
+
+@dataclass
+class Example:
+    """One problem: the user-facing prompt text, the gold answer string, extra columns."""
+
+    prompt: str
+    answer: str
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    hub: str | None  # hub dataset id (None: local files only / generated)
+    hub_config: str | None  # hub config name
+    answer_columns: tuple[str, ...]  # candidates, first present wins
+    meta_columns: tuple[str, ...]  # copied into Example.meta when present
+    hub_splits: tuple[str, ...] = ("train", "test")
+
+
+DATASETS: dict[str, _Spec | None] = {
+    "gsm8k": _Spec("openai/gsm8k", "main", ("answer",), ()),
+    "math": _Spec("EleutherAI/hendrycks_math", None, ("answer", "solution"), ("level", "type", "subject")),
+    "math500": _Spec("HuggingFaceH4/MATH-500", None, ("answer",), ("level", "subject", "unique_id"), ("test",)),
+    # the paper's copy of AMC23 (YixuanEvenXu/pods utils/data.py line 213); math-ai/amc23 via options.hub
+    "amc23": _Spec("zwhe99/amc23", None, ("answer",), ("id",), ("test",)),
+    "chemistry": _Spec(None, None, ("answer",), ("tolerance", "choices", "subject")),
+    "arithmetic": None,  # generated: pods.data.arithmetic
+    "gsm_symbolic": None,  # generated: reasoning-gym
+}
+
+
+def load_rows(name: str, split: str, path, hub, subsets) -> tuple[list[dict], str]:
+    """(rows, description of the source) from a local file/dir or the hub; DataError naming the file,
+    or ConfigError for a setting, when that fails."""
+    rows, source, _ = _load_rows(name, split, path, hub, subsets)
+    return rows, source
+
+
+def _load_rows(name: str, split: str, path, hub, subsets) -> tuple[list[dict], str, list[str] | None]:
+    """(rows, source, where each row is in the file: "line 3" / "row 3", None for the hub)."""
+    spec = DATASETS[name]
+    if path is not None:
+        file = _local_file(name, split, Path(path))
+        rows, places = _read_file(name, file)
+        return rows, str(file), places
+    hub_id = hub or spec.hub
+    if hub_id is None:
+        raise ConfigError(f"{name}: no default hub dataset; set dataset.path to a local .jsonl/.parquet file "
+                          f"(columns: question, answer) or dataset.options.hub to a hub dataset id")
+    if hub is None and split not in spec.hub_splits:
+        raise ConfigError(f"{name}: hub dataset {hub_id} has split(s) {list(spec.hub_splits)}, not {split!r}")
+    if name == "math" and hub is None:
+        chosen = list(subsets or MATH_SUBSETS)
+        bad = sorted(set(chosen) - set(MATH_SUBSETS))
+        if bad:
+            raise ConfigError(f"math: unknown subset(s) {bad}; valid: {', '.join(MATH_SUBSETS)}")
+        rows = []
+        for subset in chosen:
+            rows += [dict(r, subject=r.get("type", subset)) for r in _hub(name, split, hub_id, subset)]
+        return rows, f"{hub_id} ({', '.join(chosen)})/{split}", None
+    return list(_hub(name, split, hub_id, spec.hub_config)), f"{hub_id}/{split}", None
+
+
+def _hub(name: str, split: str, hub_id: str, config):
+    """datasets.load_dataset, or a DataError saying the hub was not reached and how to use a local copy."""
+    import datasets  # only here: tests never reach the hub
+
+    try:
+        return datasets.load_dataset(hub_id, config, split=split)
+    except Exception as err:  # noqa: BLE001 - offline, network, unknown id or split: datasets raises many types
+        reason = (str(err).strip().splitlines() or [""])[0][:300]
+        raise DataError(f"{name}: could not load the hub dataset {hub_id} (split {split}): {type(err).__name__}: "
+                        f"{reason}. Without network access (or with HF_DATASETS_OFFLINE=1 and no cached copy), "
+                        f"download it elsewhere and point at the local copy: dataset.path=/path/to/{split}.jsonl "
+                        f"(or .parquet, or a directory holding {split}.jsonl; evaluate-run.py: the entry's `path`)"
+                        ) from err
+
+
+def _local_file(name: str, split: str, path: Path) -> Path:
+    if path.is_file():
+        return path
+    if path.is_dir():
+        tried = [path / f"{split}{ext}" for ext in (".jsonl", ".json", ".parquet")]
+        for file in tried:
+            if file.is_file():
+                return file
+        raise DataError(f"{name}: no {split} split in {path}: looked for "
+                        f"{', '.join(f.name for f in tried)}; found {sorted(p.name for p in path.iterdir())}")
+    raise DataError(f"{name}: local data {path} does not exist; point dataset.path at a .jsonl/.json/"
+                    f".parquet file or a directory holding <split>.jsonl")
+
+
+def _read_file(name: str, file: Path) -> tuple[list, list[str]]:
+    """(rows, "line N" / "row N" of each) of a local .jsonl / .json / .parquet file; DataError naming the
+    file (and line) when it is empty, not UTF-8, not valid JSON or not parquet."""
+    suffix = file.suffix.lower()
+    if suffix not in (".jsonl", ".json", ".parquet"):
+        raise DataError(f"{name}: unsupported file type {file.name}; use .jsonl, .json or .parquet")
+    try:
+        raw = file.read_bytes()
+    except OSError as err:
+        raise DataError(f"{name}: cannot read {file} ({err.strerror or err}); check the path and its permissions")
+    if not raw.strip():
+        raise DataError(f"{name}: {file} is empty; it should hold the {'rows' if suffix == '.parquet' else 'examples'}"
+                        " (question, answer per row): check the file or point dataset.path at another one")
+    if suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:  # ParquetFile, not read_table: read_table's dataset layer left a thread that aborted the
+            # process at exit ("terminate called without an active exception", 8 of 10 exits after a DataError)
+            rows = pq.ParquetFile(pa.BufferReader(raw)).read(use_threads=False).to_pylist()
+        except (pa.ArrowException, OSError) as err:
+            raise DataError(f"{name}: {file} is not a readable parquet file ({err}); re-export it") from None
+        return rows, [f"row {i + 1}" for i in range(len(rows))]
+    text = _utf8(name, file, raw)
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{name}: {file} line {err.lineno} column {err.colno} is not valid JSON: {err.msg}; "
+                            "fix the file (or use one JSON object per line, .jsonl)") from None
+        if not isinstance(data, list):
+            raise DataError(f"{name}: {file} must hold a JSON list of objects (or use .jsonl)")
+        return data, [f"item {i + 1}" for i in range(len(data))]
+    rows, places = [], []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise DataError(f"{name}: {file} line {lineno} is not valid JSON: {err}; fix or delete the line"
+                                ) from None
+            places.append(f"line {lineno}")
+    return rows, places
+
+
+def _utf8(name: str, file: Path, raw: bytes) -> str:
+    """The file's text (a UTF-8 byte-order mark dropped), or a DataError naming the line of the first bad byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        column = err.start - raw.rfind(b"\n", 0, err.start)
+        raise DataError(f"{name}: {file} line {line} is not UTF-8 text (byte 0x{raw[err.start]:02x} at column "
+                        f"{column}: {err.reason}); save the file as UTF-8, e.g. `iconv -f latin1 -t utf-8`") from None
+
+
+def _pick(row: dict, wanted: str | None, candidates: tuple[str, ...], what: str, ctx: str) -> Any:
+    names = (wanted,) if wanted else candidates
+    for col in names:
+        if col in row and row[col] is not None:
+            return col, row[col]
+    option = "prompt_column" if what == "prompt" else "answer_column"
+    null = [c for c in names if c in row]
+    if null:
+        raise DataError(f"{ctx}: the {what} (column {null[0]!r}) is null; fill it in or remove the row")
+    raise DataError(f"{ctx}: no {what} column (looked for {', '.join(names)}); columns found: "
+                    f"{sorted(row)}; set dataset.options.{option} to the right column")
+
+
+def _check_types(ctx: str, pcol: str, prompt, acol: str, answer) -> None:
+    """The prompt must be text, the answer text or a finite number (a list, a mapping, NaN or a bool would
+    become an answer no completion can match)."""
+    if not isinstance(prompt, str):
+        raise DataError(f"{ctx}: the prompt (column {pcol!r}) is a {type(prompt).__name__}, not text: "
+                        f"{prompt!r:.80}; point dataset.options.prompt_column at a text column")
+    number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
+    if not (isinstance(answer, str) or (number and math.isfinite(answer))):
+        kind = f"{answer!r} (not a finite number)" if number else f"{type(answer).__name__} {answer!r:.80}"
+        raise DataError(f"{ctx}: the answer (column {acol!r}) is {kind}, which would become an "
+                        "answer no completion can match; answers must be text or finite numbers: fix the file or "
+                        "point dataset.options.answer_column at the right column")
+
+
+def _format_answer(value: Any) -> str:
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))  # amc23 stores 27 as 27.0
+    return str(value).strip()
+
+
+def _integer_answer(answer: str, ctx: str) -> str:
+    """AMC23 answers as the paper cast them, `str(int(answer))` (utils/data.py line 229), for
+    integral values (`27.0` -> `27`); a non-integral one is kept as written (int() would truncate it)."""
+    try:
+        value = float(answer)
+    except ValueError:
+        return answer
+    if math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    log.warning("%s: answer %s is not an integer; kept as written (the paper's int() cast would make it %s)",
+                ctx, answer, int(value) if math.isfinite(value) else "an error")
+    return answer
+
+
+def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_column,
+                places: list[str] | None = None) -> list[Example]:
+    """Examples of the rows; DataError naming the source and row (`places[i]`, e.g. "line 3") when a
+    row is not an object, lacks the prompt or answer, or holds them in the wrong type."""
+    spec = DATASETS[name]
+    if not rows:
+        raise DataError(f"{name}: {source} holds no rows")
+    examples, no_answer = [], 0
+    for i, row in enumerate(rows):
+        ctx = f"{name}: {source} {places[i] if places else f'row {i}'}"
+        if not isinstance(row, dict):
+            raise DataError(f"{ctx} is not an object: {row!r:.80}; each row needs a question and an answer")
+        pcol, prompt = _pick(row, prompt_column, PROMPT_COLUMNS, "prompt", ctx)
+        col, raw = _pick(row, answer_column, spec.answer_columns, "answer", ctx)
+        _check_types(ctx, pcol, prompt, col, raw)
+        meta = {k: row[k] for k in spec.meta_columns if k in row}
+        answer = _format_answer(raw)
+        if name == "gsm8k" and "####" in answer:
+            meta["solution"] = answer
+            answer = answer.rsplit("####", 1)[1].strip().replace(",", "")
+        elif col == "solution":  # MATH: the whole last boxed expression of the solution (the authors
+            meta["solution"] = answer  # cut it at its first "}": \frac{1}{2} -> \frac{1, utils/data.py line 152)
+            answer = last_boxed(answer) or ""
+        elif name == "amc23":
+            answer = _integer_answer(answer, ctx)
+        if not answer:
+            no_answer += 1
+            continue
+        if name == "chemistry" and isinstance(row.get("choices"), list):
+            letters = "ABCDEFGHIJ"
+            prompt = f"{prompt}\n" + "\n".join(f"({letters[j]}) {c}" for j, c in enumerate(row["choices"][:10]))
+        examples.append(Example(str(prompt), answer, meta))
+    if no_answer:
+        log.warning("%s: skipped %d of %d rows of %s without an answer", name, no_answer, len(rows), source)
+    if not examples:
+        raise DataError(f"{name}: no row of {source} has an answer")
+    return examples

@@ -1,0 +1,307 @@
+"""Evaluation: accuracy of a policy's sampled answers, and the sweep over a run's checkpoints.
+
+    texts, lens = sample_answers(generator, prompt_ids, sampling)          # one sample per prompt
+    m = score(texts, lens, answers, answer_fn=..., format_fn=...)        # ans/for/both acc, lengths
+    results = evaluate_run(run_dir, eval_cfg)                              # -> pods.evaluation.results.ResultsFile
+
+Metrics per (checkpoint, dataset, repeat), as in the paper's result files:
+- `ans_acc`: fraction of completions whose answer the dataset's verifier accepts (reward > 0);
+- `for_acc`: fraction in the strict <think>/<answer> format (reward `format` = rewards.format.strict_format);
+- `both_acc`: both at once; `lengths`: mean completion length in tokens;
+- `paper_ans_acc`, `paper_for_acc`, `paper_both_acc` (when `paper_grader` is set): the same by the
+  authors' own grader and format flag (rewards.paper), the numbers comparable with the paper's.
+
+The results file (pods/evaluation/results.py, re-exported here) has the paper's layout, plus each
+checkpoint's `step` and `elapsed_seconds` (read from its `state.json`), the base model under key
+`base`, a few example completions under `examples`, and two string fields that mark the file as
+ours (`format`) and record the evaluation settings (`settings`), so a foreign or mismatched file
+is never overwritten.
+
+The sweep over a run directory is `evaluate_run(run_dir, eval_cfg)` (used by evaluate-run.py and
+scripts/demo_compare.py): it rebuilds the run's backend from its `config.yaml`, evaluates the base
+model first (optional), then loads each complete checkpoint's `policy/` into the same policy
+(a LoRA adapter on the base model as trained, no merge) and evaluates it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Sequence
+
+from pods.backends.base import Sampling
+from pods.cli import doing
+from pods.errors import CheckpointError, ConfigError
+from pods.evaluation.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
+                          checkpoint_step)
+
+ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]
+
+
+# ----------------------------------------------------------------------------- scoring
+
+
+def score(
+    texts: Sequence[str],
+    lengths: Sequence[int],
+    answers: Sequence[str],
+    *,
+    answer_fn: ScoreFn,
+    format_fn: ScoreFn | None = None,
+    cols: dict | None = None,
+) -> tuple[dict[str, float], list[bool], list[bool]]:
+    """Score one completion per problem.
+
+    texts/lengths/answers: [N]; answer_fn returns [N] rewards (> 0 means correct), format_fn [N]
+    (> 0 means strict format; None: every completion counts as formatted, for tasks without a
+    format). Returns ({ans_acc, for_acc, both_acc, lengths}, correct [N], formatted [N]).
+    """
+    n = len(texts)
+    if n == 0 or len(lengths) != n or len(answers) != n:
+        raise ValueError(f"score: need equal, non-empty texts/lengths/answers, got {n}/{len(lengths)}/{len(answers)}")
+    cols = cols or {}
+    correct = [float(r) > 0 for r in answer_fn(list(texts), list(answers), **cols)]
+    formatted = [True] * n if format_fn is None else [float(r) > 0 for r in format_fn(list(texts), list(answers), **cols)]
+    if len(correct) != n or len(formatted) != n:
+        raise ValueError(f"score: a verifier returned {len(correct)}/{len(formatted)} values for {n} completions")
+    both = [a and f for a, f in zip(correct, formatted)]
+    metrics = {
+        "ans_acc": sum(correct) / n,
+        "for_acc": sum(formatted) / n,
+        "both_acc": sum(both) / n,
+        "lengths": sum(lengths) / n,
+    }
+    return metrics, correct, formatted
+
+
+def sample_answers(generator, prompt_ids: Sequence[list[int]], sampling: Sampling, *, batch_size: int = 256,
+                   n: int = 1) -> tuple[list[str], list[int]]:
+    """n completions per prompt with `generator` in batches; returns (texts [N*n], lengths [N*n]).
+
+    Batch b uses seed `sampling.seed + b` (when a seed is set), so results do not depend on how
+    many batches ran before in this process.
+    """
+    texts, lengths = [], []
+    for b, start in enumerate(range(0, len(prompt_ids), batch_size)):
+        seed = None if sampling.seed is None else sampling.seed + b
+        s = Sampling(max_tokens=sampling.max_tokens, temperature=sampling.temperature, top_p=sampling.top_p, seed=seed)
+        ro = generator.generate(list(prompt_ids[start : start + batch_size]), n, s)
+        texts.extend(ro.texts)
+        lengths.extend(len(c) for c in ro.completion_ids)
+    return texts, lengths
+
+
+# ----------------------------------------------------------------------------- the sweep
+
+
+def complete_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
+    """[(step, dir)] of intact checkpoints in step order (pods.run.checkpoint.intact: damaged ones are
+    skipped with a warning naming them)."""
+    from pods.run.checkpoint import intact
+
+    return [(checkpoint_step(d.name), d) for d in intact(Path(run_dir))]
+
+
+def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
+    """The datasets to evaluate: `eval_cfg.datasets` entries filled with the run's defaults.
+
+    Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
+    verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset, else
+    rewards.DATASET_REWARD[name]), format_reward (strict format check; null: no format), key
+    (name in the results file), max_prompt_tokens (longer prompts are left out; default:
+    `eval_cfg.max_prompt_tokens`). `datasets: null` = the run's own dataset, test split.
+    """
+    d = run_cfg.dataset
+    run_reward = d.get("accuracy_reward") or d.rewards[0]["name"]
+    defaults = {"name": d.name, "split": "test", "path": None, "limit": None, "options": dict(d.get("options") or {}),
+                "prompt_style": d.prompt_style, "system_prompt": d.get("system_prompt"), "reward": None,
+                "format_reward": "format", "key": None, "max_prompt_tokens": eval_cfg.get("max_prompt_tokens")}
+    entries = eval_cfg.get("datasets") or [{"name": d.name, "format_reward": None}]
+    out = []
+    for e in entries:
+        e = dict(e)
+        unknown = sorted(set(e) - set(defaults))
+        if unknown:
+            raise ConfigError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
+        keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
+        full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
+        if not full["reward"]:
+            from pods import rewards
+
+            same = full["name"] == d.name
+            full["reward"] = run_reward if same else rewards.DATASET_REWARD.get(full["name"], full["name"])
+        full["key"] = full["key"] or full["name"]
+        out.append(full)
+    return out
+
+
+def prepare_dataset(ds: dict, tokenizer, examples=None):
+    """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry;
+    `examples`: its examples already read by pods.data.load_examples (read here when None)."""
+    from pods import rewards
+    from pods import data
+
+    examples = data.load_examples(ds) if examples is None else examples
+    examples, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"],
+                                               system_prompt=ds["system_prompt"],
+                                               max_prompt_tokens=ds.get("max_prompt_tokens"))
+    if not examples:
+        raise ConfigError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")
+    cols = data.meta_columns(examples)
+    fmt = rewards.get(ds["format_reward"]) if ds["format_reward"] else None
+    return prompts, [ex.answer for ex in examples], cols, rewards.get(ds["reward"]), fmt, [ex.prompt for ex in examples]
+
+
+# evaluation setting -> the run's config key it defaults to when left null
+FROM_RUN = {"temperature": "rl.temperature", "top_p": "rl.top_p", "max_tokens": "rl.max_completion_tokens",
+            "max_prompt_tokens": "rl.max_prompt_tokens"}
+
+
+def with_run_defaults(eval_cfg, run_cfg):
+    """(eval_cfg with every null FROM_RUN setting taken from the run's config, header lines).
+
+    So a run is evaluated the way it sampled during training (the demo's 6-token answers are not
+    given 512 tokens) unless a setting is given; the header says where each value came from.
+    """
+    from omegaconf import OmegaConf
+
+    cfg, lines = OmegaConf.create(OmegaConf.to_container(eval_cfg, resolve=True)), []
+    for key, run_key in FROM_RUN.items():
+        if cfg.get(key) is None:
+            value = OmegaConf.select(run_cfg, run_key)
+            if value is None and key != "max_prompt_tokens":
+                raise ValueError(f"{key}=null means the run's {run_key}, which its config.yaml does not set; "
+                                 f"give {key}=VALUE")
+            cfg[key] = value
+            lines.append(f"{key}={value} (the run's {run_key})")
+        else:
+            lines.append(f"{key}={cfg[key]} (given)")
+    return cfg, lines
+
+
+def settings_of(eval_cfg, datasets: list[dict]) -> dict:
+    """What must not change between resumes of one results file."""
+    return {"temperature": float(eval_cfg.temperature), "max_tokens": int(eval_cfg.max_tokens),
+            "top_p": float(eval_cfg.get("top_p", 1.0)), "seed": int(eval_cfg.seed),
+            "paper_grader": eval_cfg.get("paper_grader"),
+            "datasets": {d["key"]: {k: d[k] for k in ("name", "split", "limit", "options", "prompt_style", "reward",
+                                                       "format_reward", "max_prompt_tokens")} for d in datasets}}
+
+
+def paper_graders(eval_cfg):
+    """(answer_fn, format_fn) of the paper-compatible graders named by `eval_cfg.paper_grader`
+    (`paper_answer` or `paper_answer_decimal`; null: none, (None, None))."""
+    from pods import rewards
+
+    name = eval_cfg.get("paper_grader")
+    if not name:
+        return None, None
+    valid = ("paper_answer", "paper_answer_decimal")
+    if name not in valid:
+        raise ConfigError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
+                          "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
+    return rewards.get(name), rewards.get("paper_format")
+
+
+def _checked_dataset(ds: dict):
+    """An evaluation entry's examples, read (and its verifiers looked up) before any model loads."""
+    from pods import data, rewards
+
+    for key in ("reward", "format_reward"):
+        if ds[key]:
+            try:
+                rewards.get(ds[key])
+            except ValueError as err:
+                raise ConfigError(f"evaluation dataset {ds['key']}: {key}: {err}") from None
+    return data.load_examples(ds)
+
+
+def _elapsed(checkpoint: Path) -> float:
+    """Training seconds of a checkpoint from its state.json; CheckpointError naming the file when damaged."""
+    f = checkpoint / "state.json"
+    try:
+        return float(json.loads(f.read_text(encoding="utf-8"))["elapsed_seconds"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"{f}: damaged ({type(err).__name__}: {err}); it holds no training time. Move "
+                              f"{checkpoint.name} out of {checkpoint.parent} to evaluate the others") from None
+
+
+def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> ResultsFile:
+    """Evaluate base (if `eval_cfg.base`) and every complete checkpoint of `run_dir`; resumable.
+
+    eval_cfg keys: repeats, temperature, max_tokens, top_p, seed, batch_size, base, examples,
+    datasets, max_prompt_tokens, paper_grader, output (null: <run_dir>/eval_results.json), backend
+    (null: the run's). temperature, top_p, max_tokens and max_prompt_tokens left null take the
+    run's own settings (`with_run_defaults`). Repeat r samples with seed `seed + 1000 * r`, the same for every checkpoint
+    and run.
+    """
+    from omegaconf import OmegaConf
+
+    from pods import backends
+    from pods.config.checks import check_offline, load_error, read_run_config
+
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise ConfigError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
+    run_cfg = read_run_config(run_dir / "config.yaml")
+    if eval_cfg.get("backend"):
+        run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)
+    eval_cfg, header = with_run_defaults(eval_cfg, run_cfg)
+    datasets = eval_datasets(eval_cfg, run_cfg)
+    log(f"{run_dir}: " + ", ".join(header) + f", repeats={eval_cfg.repeats}, datasets: "
+        + ", ".join(d["key"] for d in datasets))
+    paper_fn, paper_format_fn = paper_graders(eval_cfg)
+    results = ResultsFile(eval_cfg.get("output") or run_dir / RESULTS_FILE, settings_of(eval_cfg, datasets),
+                          metrics=METRICS + (PAPER_METRICS if paper_fn else ()))
+    units = [("base", 0, None)] if eval_cfg.get("base", True) else []
+    for step, path in complete_checkpoints(run_dir):
+        units.append((path.name, step, path))
+    R = int(eval_cfg.repeats)
+    todo = [(u, ds) for u in units for ds in datasets if results.done(u[0], ds["key"]) < R]
+    if not todo:
+        log(f"{run_dir}: all {len(units)} entries x {len(datasets)} datasets x {R} repeats already evaluated")
+        return results
+    read = {ds["key"]: _checked_dataset(ds) for ds in datasets}  # data and verifiers, before any model loads
+    elapsed = {path: _elapsed(path) for (_, _, path), _ in todo if path is not None}
+    with doing(f"loading the model {run_cfg.model.name} ({run_cfg.backend.name} backend)"):
+        check_offline(run_cfg.model.name)
+        try:
+            policy, generator = (build or backends.build)(run_cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a moved model directory
+            raise load_error(run_cfg.model.name, err) from err
+    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer, read[ds["key"]]) for ds in datasets}
+    loaded = None
+    for (entry, step, path), ds in todo:
+        if path is not None and loaded != entry:
+            with doing(f"loading {path / 'policy'}"):
+                policy.load(path / "policy")
+            generator.update_weights(policy)
+            loaded = entry
+        elif path is None and loaded is not None:
+            raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
+        seconds = 0.0 if path is None else elapsed[path]
+        prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
+        with doing(f"evaluating {entry} of {run_dir} on {ds['key']}"):
+            for r in range(results.done(entry, ds["key"]), R):
+                sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
+                                    top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
+                texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
+                metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn,
+                                                    cols=cols)
+                k = int(eval_cfg.get("examples", 3))
+                examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i],
+                             "correct": correct[i], "formatted": formatted[i]} for i in range(min(k, len(texts)))]
+                line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} "
+                        f"for_acc {metrics['for_acc']:.4f} both_acc {metrics['both_acc']:.4f} "
+                        f"length {metrics['lengths']:.1f}")
+                if paper_fn:
+                    paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
+                                                          format_fn=paper_format_fn, cols=cols)
+                    metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
+                    for ex, c, f in zip(examples, p_correct, p_formatted):
+                        ex.update(paper_correct=c, paper_formatted=f)
+                    line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
+                             f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
+                results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
+                log(line)
+    return results

@@ -1,0 +1,225 @@
+"""The first-contact check behind scripts/gpu_check.py: one backend variant, a few real training steps.
+
+    result = pods.run.gpucheck.run_variant("vllm", tiny=False, model="Qwen/Qwen2.5-0.5B-Instruct",
+                                       out_dir=Path("checkpoints/gpu-check"), steps=3)
+    result["ok"], result["reasons"]          # PASS / FAIL and why
+
+A variant (`VARIANTS`) is a backend with LoRA or full-parameter training. `run_variant` composes
+config/train.yaml for it, runs `pods.run.trainer.train` for `steps` steps (the real loop, backend and
+hand-over) and checks, in the trainer's `on_step` hook after the last step:
+- the loss and gradient norm are finite, some step had a gradient, and the trainable weights moved
+  (a float64 sum and abs-sum per tensor, compared between the first and the last step);
+- greedy agreement: the generator's greedy completions of a few training prompts, teacher-forced
+  through the trainee, are the trainee's own greedy choice at every token (`greedy_agreement`);
+  a differing token counts only if the trainee prefers its own by more than `tol` nats (numerical
+  near-ties of bf16 kernels are not failures; fp32 uses a tolerance of 1e-3);
+- the hand-over is decisive (`probe_handover`): the trainee's weights are perturbed until its greedy
+  output differs from what the generator serves, handed over with `generator.update_weights`, and the
+  generator must then agree with the perturbed trainee (a generator serving stale weights cannot).
+It also records peak memory (CUDA: torch's peak allocation in this process, vLLM's included since
+its engine runs in-process; CPU: peak resident memory) and the mean seconds of each phase per step
+(metrics.jsonl `time/*`). `tiny=True` runs the CPU demo's warm-started tiny model instead of a hub model.
+"""
+
+from __future__ import annotations
+
+import math
+import resource
+from pathlib import Path
+
+import torch
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+# variant -> (backend, LoRA?)
+VARIANTS = {"hf": ("hf", True), "hf-full": ("hf", False), "vllm": ("vllm", True),
+            "vllm-full": ("vllm", False), "unsloth": ("unsloth", True)}
+PROBE_PROMPTS = 4
+PHASES = ("generation", "scoring", "update", "weight_sync", "step")
+
+
+def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path) -> list[str]:
+    """Hydra overrides of config/train.yaml for one variant of the check."""
+    backend, lora = VARIANTS[variant]
+    run = [f"backend={backend}", f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no",
+           "rl.save_final=false", "logging.progress=false", "resume=false",
+           f"output_root={out_dir}", f"run_name={variant}", "rl.n=8", "rl.m=4", "rl.temperature=1.0"]
+    if tiny:  # the CPU demo's warm-started tiny model (heads=2: a head size vLLM's CPU kernels have)
+        run += ["experiment=demo", "evaluation=null", "warmstart.heads=2", "warmstart.kv_heads=1",
+                f"warmstart.cache_dir={cache_dir}", "dataset.limit=256", "rl.prompts_per_step=4",
+                "rl.micro_batch_size=16"]
+        run += ["model.lora.rank=8", "model.lora.alpha=16"] if lora else []
+        if backend == "vllm":
+            run += ["backend.enforce_eager=true", "backend.gpu_memory_utilization=null", "backend.max_lora_rank=8"]
+        return run
+    run += [f"model.name={model}", "model.short_name=gpu-check", "dataset=arithmetic",
+            "dataset.prompt_style=instruct", "dataset.limit=256", "dataset.accuracy_reward=gsm8k",
+            "dataset.rewards=[{name: gsm8k, weight: 1.0}, {name: tags, weight: 0.1}]",
+            "rl.prompts_per_step=2", "rl.micro_batch_size=8", "rl.max_prompt_tokens=256",
+            "rl.max_completion_tokens=128"]
+    run += ["model.lora.rank=16", "model.lora.alpha=32"] if lora else ["model.lora.rank=0", "model.load_in_4bit=false"]
+    return run
+
+
+def compose(overrides_: list[str]):
+    from hydra import compose as hydra_compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+        return hydra_compose(config_name="train", overrides=overrides_)
+
+
+def fingerprint(params) -> torch.Tensor:
+    """[P, 2] float64 (sum, abs-sum) per tensor: changes when any element of the tensor changes."""
+    with torch.no_grad():
+        return torch.tensor([[float(p.double().sum()), float(p.double().abs().sum())] for p in params],
+                            dtype=torch.float64)
+
+
+@torch.no_grad()
+def greedy_agreement(policy, prompts: list[list[int]], completions: list[list[int]], tol: float) -> dict:
+    """Is each completion the trainee's greedy output? Teacher-forced, one prompt at a time (no padding).
+
+    Per completion: the first token where the trainee's argmax differs; it is a disagreement when the
+    trainee's logit margin over the completion's token exceeds `tol`, otherwise a tie (and the rest of
+    that completion is not compared: the two greedy paths part there).
+    """
+    model, was_training = policy.model, policy.model.training
+    model.eval()
+    agree, ties, worst, first = 0, 0, 0.0, []
+    try:
+        for p, c in zip(prompts, completions):
+            ids = torch.tensor([list(p) + list(c)], device=policy.device)
+            with policy.autocast():
+                logits = model(input_ids=ids).logits
+            logits = logits[0, len(p) - 1:len(p) - 1 + len(c)].float()  # [len(c), V]: position t predicts c[t]
+            target = torch.tensor(c, device=logits.device)
+            top = logits.argmax(-1)
+            diff = (top != target).nonzero()
+            if len(diff) == 0:
+                agree += 1
+                continue
+            t = int(diff[0])
+            margin = float(logits[t, top[t]] - logits[t, target[t]])
+            if margin <= tol:
+                agree, ties = agree + 1, ties + 1
+            else:
+                worst = max(worst, margin)
+                first.append(t)
+    finally:
+        model.train(was_training)
+    return {"agree": agree, "total": len(prompts), "ties": ties, "worst_margin": worst, "first_mismatch": first}
+
+
+def probe_handover(policy, generator, prompts, *, max_tokens: int, tol: float, seed: int = 0) -> dict:
+    """Perturb the trainee until its greedy output leaves what the generator serves, hand over, re-check."""
+    from pods.backends.base import Sampling
+
+    greedy = Sampling(max_tokens=max_tokens, temperature=0.0)
+    stale = generator.generate(prompts, 1, greedy).completion_ids
+    params = policy.trainable_parameters()
+    g = torch.Generator().manual_seed(seed)
+    scale = 0.1
+    for _ in range(6):
+        with torch.no_grad():
+            for p in params:
+                rms = max(float(p.detach().float().pow(2).mean().sqrt()), 1e-2)
+                p.add_((torch.randn(p.shape, generator=g) * (scale * rms)).to(p.device, p.dtype))
+        if greedy_agreement(policy, prompts, stale, tol)["agree"] < len(prompts):
+            break
+        scale *= 4
+    else:
+        return {"ok": False, "scale": scale, "reason": "perturbing the trainee did not change its greedy output"}
+    generator.update_weights(policy)
+    fresh = greedy_agreement(policy, prompts, generator.generate(prompts, 1, greedy).completion_ids, tol)
+    ok = fresh["agree"] == len(prompts)
+    return {"ok": ok, "scale": scale, "agreement": fresh,
+            "reason": "" if ok else "after a hand-over of perturbed weights the generator still disagrees "
+                                    f"with the trainee ({fresh['agree']}/{fresh['total']} agree)"}
+
+
+class LastStepChecks:
+    """The trainer's on_step hook: weight fingerprints every step, greedy checks after the last one."""
+
+    def __init__(self, cfg, steps: int, tol: float | None, max_tokens: int):
+        self.cfg, self.steps, self.tol, self.max_tokens = cfg, steps, tol, max_tokens
+        self.first = self.last = None
+        self.greedy = self.probe = None
+
+    def __call__(self, row, policy, generator):
+        from pods.backends.base import Sampling
+        from pods.run.trainer import load_prompts
+
+        fp = fingerprint(policy.trainable_parameters())
+        self.first = fp if self.first is None else self.first
+        self.last = fp
+        if row["step"] < self.steps:
+            return None
+        tol = self.tol if self.tol is not None else (1e-3 if policy.precision.compute == torch.float32 else 0.5)
+        self.tol = tol
+        prompts = load_prompts(self.cfg, policy.tokenizer)[0][:PROBE_PROMPTS]
+        served = generator.generate(prompts, 1, Sampling(max_tokens=self.max_tokens, temperature=0.0))
+        self.greedy = greedy_agreement(policy, prompts, served.completion_ids, tol)
+        self.probe = probe_handover(policy, generator, prompts, max_tokens=self.max_tokens, tol=tol,
+                                    seed=int(self.cfg.seed))
+        return None
+
+    def moved(self) -> float:
+        """Fraction of trainable tensors that changed between the first and the last step."""
+        return float((self.first != self.last).any(1).double().mean())
+
+
+def peak_memory() -> tuple[float, str]:
+    """(GiB, what was measured)."""
+    if torch.cuda.is_available():
+        return torch.cuda.max_memory_allocated() / 2**30, "GPU"
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, "RSS"
+
+
+def verdict(rows: list[dict], hook: LastStepChecks, steps: int) -> list[str]:
+    """Reasons to FAIL (empty: PASS)."""
+    reasons = []
+    if len(rows) < steps:
+        reasons.append(f"only {len(rows)} of {steps} steps logged")
+    if not all(math.isfinite(r.get("loss", math.nan)) and math.isfinite(r.get("grad_norm", math.nan)) for r in rows):
+        reasons.append("non-finite loss or gradient norm: " + ", ".join(
+            f"step {r.get('step')}: loss {r.get('loss')}, grad {r.get('grad_norm')}" for r in rows))
+    elif not any(r["grad_norm"] > 0 for r in rows):
+        reasons.append("no gradient in any step (every group's rewards were equal); try more steps")
+    if hook.first is not None and hook.moved() < 0.5:
+        reasons.append(f"only {hook.moved():.0%} of the trainable tensors changed over steps 2-{steps}")
+    if hook.greedy is None:
+        reasons.append("the greedy checks did not run")
+    else:
+        g = hook.greedy
+        if g["agree"] < g["total"]:
+            reasons.append(f"generator's greedy output differs from the trainee's on {g['total'] - g['agree']} "
+                           f"of {g['total']} prompts (trainee margin up to {g['worst_margin']:.3g} nats > "
+                           f"tol {hook.tol:g})")
+        if not hook.probe["ok"]:
+            reasons.append(hook.probe["reason"])
+    return reasons
+
+
+def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int = 3,
+                cache_dir: Path = Path("checkpoints/.warmstart"), tol: float | None = None) -> dict:
+    """Train `steps` steps of one variant and check it; returns the result row (see the module docstring)."""
+    from pods.run import trainer
+    from pods.run.metrics import read_metrics
+
+    if steps < 2:
+        raise ValueError(f"steps={steps}: the weight check compares the first and the last step; use >= 2")
+    cfg = compose(overrides(variant, tiny=tiny, model=model, out_dir=Path(out_dir), steps=steps,
+                            cache_dir=Path(cache_dir)))
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
+    hook = LastStepChecks(cfg, steps, tol, max_tokens=8 if tiny else 32)
+    run_dir = trainer.train(cfg, on_step=hook)
+    rows = read_metrics(run_dir)
+    memory, kind = peak_memory()
+    reasons = verdict(rows, hook, steps)
+    return {"variant": variant, "ok": not reasons, "reasons": reasons,
+            "loss": rows[-1].get("loss") if rows else None,
+            "grad_norm_max": max((r.get("grad_norm", 0.0) for r in rows), default=None),
+            "moved": hook.moved() if hook.first is not None else None,
+            "greedy": hook.greedy, "probe": hook.probe, "tol": hook.tol,
+            "peak_memory_gib": memory, "memory_kind": kind,
+            "seconds": {ph: sum(r.get(f"time/{ph}", 0.0) for r in rows) / max(len(rows), 1) for ph in PHASES}}

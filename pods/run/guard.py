@@ -1,0 +1,149 @@
+"""Guards of a training run: stop cleanly on SIGTERM / Ctrl-C, skip non-finite steps, keep NaN out of saves.
+
+    with StopSignals() as stop:                   # or stop.install() ... stop.restore()
+        ... one step ...; checkpoint when stop.requested
+        if stop.requested: raise Interrupted(stop.signum, step, latest_checkpoint)
+    reason = nonfinite_reason(loss, grad_norm)    # None, or e.g. "loss is nan"
+    reason = nonfinite_rewards(total, per_fn)     # None, or e.g. "reward gsm8k is NaN/inf in 3 of 64 rollouts"
+    streak = NonFiniteStreak(limit=3)
+    streak.update(step, reason, last_checkpoint)  # NonFiniteError on the 3rd skipped step in a row
+    nonfinite_count(policy.trainable_parameters())  # tensors holding NaN/inf (pods.run.checkpoint refuses to save)
+
+Signals: the first SIGTERM or SIGINT only sets `stop.signum`; the loop finishes the step in
+progress, saves a checkpoint of it and raises `Interrupted`, which train.py turns into a message
+saying how to resume and exit code 0 (SIGINT: the user stopped it) or 143 = 128 + SIGTERM
+(schedulers such as Slurm treat it as preempted / requeue-able). A second signal exits at once
+with 128 + its number (130 or 143), without saving: the run resumes from its last checkpoint,
+and a half-written checkpoint directory is removed at the next start. The same signal again
+within DUPLICATE_SECONDS of the first is one event delivered twice, not a second signal:
+`uv run` passes a Ctrl-C on to its child ~0.2 s after the terminal already did (uv 0.13,
+measured), and a scheduler may signal the launcher and the trainer alike.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import threading
+import time
+
+import torch
+
+from pods.errors import PodsError
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+DUPLICATE_SECONDS = 1.0  # the same signal again sooner than this counts as the first one delivered twice
+
+
+def exit_code(signum: int, second: bool = False) -> int:
+    """Exit status after a signal: SIGINT that was handled -> 0; otherwise 128 + the signal's number."""
+    return 0 if signum == signal.SIGINT and not second else 128 + signum
+
+
+class Interrupted(Exception):
+    """The run stopped after a signal; `checkpoint` is the one it resumes from (None: step 0)."""
+
+    def __init__(self, signum: int, step: int, checkpoint=None, note: str = ""):
+        self.signum, self.step, self.checkpoint = signum, step, checkpoint
+        self.exit_code = exit_code(signum)
+        name = signal.Signals(signum).name
+        resumes = checkpoint if checkpoint is not None else "step 0 (no checkpoint was written)"
+        super().__init__(f"stopped by {name} after step {step}{note}; the run resumes from {resumes}")
+
+
+class StopSignals:
+    """Context manager: SIGTERM / SIGINT request a stop (`requested`, `signum`); a second one exits now.
+
+    Installs its handlers only in the main thread (Python delivers signals there) and restores
+    the previous handlers on exit.
+    """
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._first = 0.0  # time.monotonic() of the first signal
+        self._previous: dict = {}
+
+    @property
+    def requested(self) -> bool:
+        return self.signum is not None
+
+    def install(self) -> "StopSignals":
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
+        return self
+
+    def restore(self) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+        self._previous = {}
+
+    def __enter__(self) -> "StopSignals":
+        return self.install()
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+
+    def _handle(self, signum, frame) -> None:
+        name = signal.Signals(signum).name
+        now = time.monotonic()
+        if self.signum == signum and now - self._first < DUPLICATE_SECONDS:
+            return  # the first signal delivered again (e.g. by `uv run` and the terminal)
+        if self.signum is None:
+            self.signum, self._first = signum, now
+            _say(f"\n{name} received: finishing the step in progress, then saving a checkpoint and stopping "
+                 f"(send it again to exit at once without saving)\n")
+            return
+        _say(f"\nsecond signal ({name}): exiting now without saving; rerun the same command to resume "
+             f"from the last checkpoint\n")
+        os._exit(exit_code(signum, second=True))
+
+
+def _say(text: str) -> None:
+    os.write(2, text.encode())  # not print(): a signal may arrive while stderr is being written
+
+
+# ----------------------------------------------------------------------------- non-finite steps
+
+
+class NonFiniteError(PodsError, RuntimeError):
+    """Too many consecutive non-finite steps, or non-finite weights about to be saved."""
+
+
+def nonfinite_reason(loss: float, grad_norm: float) -> str | None:
+    """Why an optimizer step must be skipped ("loss is nan; grad_norm is inf"), or None when both are finite."""
+    bad = [f"{name} is {value}" for name, value in (("loss", loss), ("grad_norm", grad_norm))
+           if not math.isfinite(value)]
+    return "; ".join(bad) or None
+
+
+def nonfinite_rewards(total: torch.Tensor, per_fn: dict[str, torch.Tensor]) -> str | None:
+    """Why a step's rewards (total [G, n], per_fn {name: [G, n]}) cannot be trained on, or None."""
+    bad = [f"reward {name} is NaN/inf in {k} of {v.numel()} rollouts" for name, v in per_fn.items()
+           if (k := int((~torch.isfinite(v)).sum()))]
+    if not bad and not bool(torch.isfinite(total).all()):
+        bad = ["the weighted reward total is NaN/inf"]
+    return "; ".join(bad) or None
+
+
+class NonFiniteStreak:
+    """Counts consecutive skipped steps; raises NonFiniteError when `limit` are skipped in a row."""
+
+    def __init__(self, limit: int, count: int = 0):
+        self.limit, self.count = limit, count
+
+    def update(self, step: int, reason: str | None, checkpoint=None) -> None:
+        self.count = self.count + 1 if reason else 0
+        if reason and self.count >= self.limit:
+            latest = checkpoint if checkpoint is not None else "none yet"
+            raise NonFiniteError(
+                f"stopped after step {step}: the last {self.count} steps had non-finite rewards, loss or gradient norm "
+                f"(step {step}: {reason}), so their updates were skipped and nothing non-finite was saved "
+                f"(latest checkpoint: {latest}). "
+                "Check the rewards for NaN/inf (reward/* in metrics.jsonl), lower optim.lr or enable "
+                "gradient clipping (optim.max_grad_norm), or raise rl.max_nonfinite_steps")
+
+
+def nonfinite_count(tensors) -> int:
+    """How many of `tensors` hold a NaN or an inf."""
+    return sum(1 for t in tensors if not bool(torch.isfinite(t.detach()).all()))

@@ -1,0 +1,213 @@
+"""Metrics and progress: a step's metrics row, `metrics.jsonl` always, wandb when enabled, phase timers, a tqdm bar.
+
+    row = step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm)   # total [G, n], kept_idx [G, k]
+
+    timers = PhaseTimers()
+    with timers("generation"): ...            # -> {"time/generation": seconds}
+    log = MetricsLogger(run_dir, cfg, resume_step=0)
+    log.log({"step": 1, "elapsed_seconds": 2.5, **timers.pop(), "reward/total": 0.3})
+    log.close()
+
+`metrics.jsonl` in the run directory holds one JSON object per training step (keys: see
+pods/run/trainer.py), plus TRL's name for every quantity TRL logs too (`reward`, `rewards/<fn>/mean`,
+`completions/mean_length`, `learning_rate`, ...: pods.config.aliases.trl_metric_names, docs/vocabulary.md),
+so dashboards of both training paths share names. On resume from checkpoint-<k> the lines of steps > k
+(written after that checkpoint by the interrupted run, and trained again identically) are dropped, so
+the file reads like one uninterrupted run; step k's row, if its write failed after the checkpoint was
+saved, is restored from the checkpoint (`resume_row`). Training again from step 0 (no checkpoint to
+resume from) never wipes rows an earlier attempt logged: the file is first renamed to
+`metrics.restarted-<unix time>.jsonl`. A failed write raises pods.io.WriteError ("<cause>: <path>").
+wandb (optional) runs offline when no WANDB_API_KEY is set; its run id is derived from the run
+name, so a resumed run continues the same wandb run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+from pods.config.aliases import trl_metric_names
+from pods.io import atomic_write_text, writing
+
+METRICS_FILE = "metrics.jsonl"
+
+
+class PhaseTimers:
+    """Accumulates wall-clock seconds per phase; `pop()` returns {"time/<phase>": s} and resets."""
+
+    def __init__(self, clock=time.perf_counter):
+        self.clock = clock
+        self.totals: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def __call__(self, phase: str):
+        start = self.clock()
+        try:
+            yield
+        finally:
+            self.totals[phase] += self.clock() - start
+
+    def pop(self) -> dict[str, float]:
+        out = {f"time/{k}": v for k, v in self.totals.items()}
+        self.totals = defaultdict(float)
+        return out
+
+
+def read_metrics(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:  # a line cut short by a crash
+            continue
+    return rows
+
+
+def truncate_metrics(run_dir: Path, step: int) -> None:
+    """Keep only rows with row["step"] <= step (atomic rewrite)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        return
+    rows = [r for r in read_metrics(run_dir) if r.get("step", 0) <= step]
+    atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
+
+
+def keep_earlier_attempt(run_dir: Path, log=print) -> Path | None:
+    """Before training from step 0: rename a metrics.jsonl that holds rows (never wipe them); its new path."""
+    path = Path(run_dir) / METRICS_FILE
+    rows = read_metrics(run_dir)
+    if not rows:
+        return None
+    kept = path.with_name(f"metrics.restarted-{int(time.time())}.jsonl")
+    with writing(kept):
+        os.replace(path, kept)
+    log(f"no checkpoint to resume from: training starts again at step 0; the {len(rows)} rows an earlier "
+        f"attempt logged (steps up to {rows[-1].get('step')}) were moved to {kept}")
+    return kept
+
+
+class MetricsLogger:
+    """Appends metrics rows to metrics.jsonl; mirrors them to wandb when cfg.logging.wandb."""
+
+    def __init__(self, run_dir: Path, cfg=None, resume_step: int = 0, resume_row: dict | None = None):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / METRICS_FILE
+        if resume_step == 0:
+            keep_earlier_attempt(self.run_dir)
+        truncate_metrics(self.run_dir, resume_step)
+        with writing(self.path):
+            self.file = open(self.path, "a")
+        self.wandb = None
+        if cfg is not None and cfg.logging.wandb:
+            self.wandb = _start_wandb(self.run_dir, cfg)
+        if resume_row is not None and resume_row.get("step") == resume_step and \
+                all(r.get("step") != resume_step for r in read_metrics(self.run_dir)):
+            self.log(resume_row)  # its write failed after the checkpoint was saved
+
+    def log(self, row: dict) -> None:
+        row = {**row, **trl_metric_names(row)}  # TRL's names too, where the quantity is the same
+        with writing(self.path):
+            self.file.write(json.dumps(row) + "\n")
+            self.file.flush()
+        if self.wandb is not None:
+            self.wandb.log({k: v for k, v in row.items() if k != "step"}, step=row["step"])
+
+    def close(self) -> None:
+        try:
+            self.file.close()
+        except OSError:
+            pass  # a failed flush was already reported by log()
+        if self.wandb is not None:
+            self.wandb.finish()
+
+
+def _start_wandb(run_dir: Path, cfg):
+    from omegaconf import OmegaConf
+
+    from pods.extras import require
+
+    wandb = require("wandb", "wandb")
+
+    if not os.environ.get("WANDB_API_KEY") and "WANDB_MODE" not in os.environ:
+        os.environ["WANDB_MODE"] = "offline"
+    return wandb.init(project=cfg.logging.project, entity=cfg.logging.entity, name=run_dir.name,
+                      id=run_dir.name.replace("/", "_")[:128], resume="allow", dir=str(run_dir),
+                      config=OmegaConf.to_container(cfg, resolve=True))
+
+
+class Progress:
+    """tqdm bar over steps (or over the time budget) showing reward, accuracy and ETA."""
+
+    def __init__(self, enabled: bool, max_steps: int | None, max_time: float | None, step: int = 0,
+                 elapsed: float = 0.0):
+        self.bar = None
+        self.max_steps, self.max_time = max_steps, max_time
+        if enabled:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=max_steps, initial=step, unit="step", dynamic_ncols=True,
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
+                            if max_steps else "{desc}{n_fmt} steps [{elapsed}{postfix}]")
+
+    @staticmethod
+    def eta(step: int, elapsed: float, max_steps: int | None, max_time: float | None) -> float | None:
+        """Seconds of training time left: the sooner of the step and time budgets."""
+        left = []
+        if max_time is not None:
+            left.append(max(0.0, max_time - elapsed))
+        if max_steps is not None and step > 0:
+            left.append(max(0, max_steps - step) * elapsed / step)
+        return min(left) if left else None
+
+    def update(self, row: dict) -> None:
+        if self.bar is None:
+            return
+        eta = self.eta(row["step"], row["elapsed_seconds"], self.max_steps, self.max_time)
+        post = {"reward": f"{row.get('reward/total', float('nan')):.3f}",
+                "acc": f"{row.get('accuracy', float('nan')):.3f}"}
+        if eta is not None:
+            post["eta"] = time.strftime("%H:%M:%S", time.gmtime(eta))
+        self.bar.set_postfix(post, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ----------------------------------------------------------------------------- one step's row
+
+
+def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tensor, lengths) -> dict:
+    """total [G, k], per_fn {name: [G, k]}, acc [G, k] -> metrics."""
+    row = {f"{prefix}/total": float(total.mean())}
+    row.update({f"{prefix}/{k}": float(v.mean()) for k, v in per_fn.items()})
+    kept = prefix.endswith("_kept")
+    row["accuracy_kept" if kept else "accuracy"] = float(acc.float().mean())
+    spread = (total.max(1).values > total.min(1).values).float().mean()
+    row["frac_groups_with_spread_kept" if kept else "frac_groups_with_spread"] = float(spread)
+    row["completion_length_kept/mean" if kept else "completion_length/mean"] = float(lengths.mean())
+    return row
+
+
+def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm) -> dict:
+    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k]."""
+    lengths = rollouts.completion_lengths()  # [G, n]
+    row = _group_stats("reward", total, per_fn, correct, lengths)
+    row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
+                            {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
+                            correct.gather(1, kept_idx), lengths.gather(1, kept_idx)))
+    row["completion_length/max"] = float(lengths.max())
+    row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
+    row.update(stats)
+    row["grad_norm"] = grad_norm
+    return row

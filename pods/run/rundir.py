@@ -1,0 +1,84 @@
+"""Is this run directory the same run? `check_run_dir(cfg, path)` before train.py writes anything.
+
+    from pods.run.rundir import check_run_dir
+    check_run_dir(cfg, Path("checkpoints/my-run"))   # ConfigError when it holds a different run
+
+A run directory holds one run: resuming it with other settings (except the run length, logging and
+saving, which may change between resumes) is refused with the changed keys, and nothing in it is touched.
+Also refused: continuing a run that saved nothing, and changing the length of a run whose learning-rate
+schedule is sized by that length. Also importable as `pods.config.check_run_dir`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from pods.errors import ConfigError
+
+RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
+                       "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
+                       "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
+
+
+def differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Dotted keys whose values differ between two plain config dicts (ignoring RUN_NAME_IRRELEVANT)."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        dotted = f"{prefix}{key}"
+        if dotted in RUN_NAME_IRRELEVANT:
+            continue
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += differences(a, b, dotted + ".")
+        elif a != b:
+            out.append(f"{dotted}: {a!r} -> {b!r}")
+    return out
+
+
+def _comparable(cfg: dict) -> dict:
+    """A run's config for `check_run_dir`: a warm start's model.name (its cache dir, derived from the
+    compared `warmstart` section) counts by its content hash (the dir name), not its absolute path."""
+    warm = cfg.get("warmstart")
+    if isinstance(warm, dict) and warm.get("enabled", True) and isinstance(cfg.get("model"), dict):
+        cfg = {**cfg, "model": {**cfg["model"], "name": Path(str(cfg["model"].get("name"))).name}}
+    return cfg
+
+
+def check_run_dir(cfg, path: Path) -> None:
+    """Raise ConfigError if `path` already holds a different run's config, or (with resume=true) a run
+    that saved nothing (rl.save_strategy=no, rl.save_final=false) and so cannot be continued."""
+    saved = path / "config.yaml"
+    if not saved.exists():
+        return
+    from pods.config import to_container  # pods.config re-exports this module: imported here, not at the top
+    from pods.config.checks import read_run_config
+
+    old = OmegaConf.to_container(read_run_config(saved), resolve=True)
+    diff = differences(_comparable(old), _comparable(to_container(cfg)))
+    if diff:
+        raise ConfigError(
+            f"{path} already holds a different run (changed: {'; '.join(diff[:8])}); nothing in it was touched. "
+            f"To continue that run, rerun it with its own settings (they are in {saved}); to train this "
+            f"configuration, choose another run_name=NAME or output_root=DIR."
+        )
+    from pods.run.checkpoint import latest
+    from pods.run.metrics import read_metrics
+
+    rl = cfg.rl
+    rows = read_metrics(path)
+    if cfg.resume and rl.save_strategy == "no" and not rl.save_final and rows and latest(path) is None:
+        raise ConfigError(
+            f"{path} holds {len(rows)} logged steps of a run that saved no checkpoint (rl.save_strategy=no, "
+            "rl.save_final=false), so it cannot be continued. Choose another run_name=NAME, or set "
+            "resume=false to train it again from step 0 (its metrics.jsonl is kept as metrics.restarted-<time>.jsonl)."
+        )
+    if cfg.optim.scheduler != "constant":  # its curve is sized by the run length (pods.core.schedule)
+        new = to_container(cfg)["rl"]
+        moved = [f"rl.{k}: {old['rl'].get(k)!r} -> {new[k]!r}" for k in ("max_steps", "max_time")
+                 if old.get("rl", {}).get(k) != new[k]]
+        if moved:
+            raise ConfigError(f"{path} was started with optim.scheduler={cfg.optim.scheduler} sized by its run "
+                              f"length; changing it ({'; '.join(moved)}) would bend the schedule mid-run. Restore "
+                              "the run's length or start a new run (run_name=NAME)")

@@ -1,0 +1,324 @@
+"""The training loop: one loop for PODS (m < n), GRPO (m = n) and GRPO-GA, any backend.
+
+    run_dir = pods.run.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
+
+Per step: take B prompts -> generate n completions each -> score with the configured rewards ->
+`pods.core.algorithms.plan_update` (PODS: `select` m per prompt, `group_advantages` on the kept ones;
+GRPO / GRPO-GA: all n) -> `pods.core.losses.policy_loss` over micro-batches of rl.micro_batch_size
+(gradients accumulate; every importance ratio is 1) -> clip, ONE optimizer and scheduler step -> log
+-> checkpoint when due.
+
+Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
+warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
+(pods.run.metrics), `checkpoint-<step>/` (pods.run.checkpoint). Rerunning the same command resumes from
+the newest intact checkpoint. Step k samples with seed `sampling_seed(seed, k)` on every backend,
+so a resumed run samples what the uninterrupted one would. SIGTERM / Ctrl-C, non-finite steps and
+failed writes: pods.run.guard, pods.io, docs/long-runs.md.
+
+metrics.jsonl keys per step: step, elapsed_seconds, data_position, optimizer_steps,
+time/{generation,scoring,selection,update,weight_sync,reference,checkpoint,step}
+(reference is inside update; weight_sync is the generator's hand-over after the update; checkpoint
+is outside step and outside elapsed_seconds), reward/total,
+reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
+accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
+(groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
+frac_truncated, loss, kl (beta > 0), grad_norm, lr (the one this step's optimizer step used:
+pods.core.schedule, sized by rl.max_steps or, when that is null, by the time budget rl.max_time),
+skipped (true: a reward, the loss or the gradient norm was NaN/inf and the optimizer step was
+skipped), skip_reason (only when skipped).
+`on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
+outside the training-time clock; a dict it returns is added to the step's metrics row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from omegaconf import OmegaConf
+
+from pods.run import checkpoint as ckpt
+from pods.core.algorithms import plan_update
+from pods.backends.base import Sampling, sampling_seed
+from pods.cli import doing, note
+from pods.core.collect import collect
+from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
+from pods.config.checks import check_offline, load_error
+from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
+from pods.io import atomic_write_text
+from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
+from pods.core.losses import policy_loss
+from pods.run.samples import SampleLog
+from pods.core.schedule import LRSchedule
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+class PromptStream:
+    """Epoch-wise shuffled prompt order that depends only on (seed, position): resumable."""
+
+    def __init__(self, size: int, seed: int):
+        self.size, self.seed = size, seed
+        self._epoch, self._perm = None, None
+
+    def __call__(self, position: int, count: int) -> list[int]:
+        out = []
+        for p in range(position, position + count):
+            epoch = p // self.size
+            if epoch != self._epoch:
+                g = torch.Generator().manual_seed(self.seed * 100003 + epoch)
+                self._epoch, self._perm = epoch, torch.randperm(self.size, generator=g).tolist()
+            out.append(self._perm[p % self.size])
+        return out
+
+
+def load_prompts(cfg, tokenizer, examples=None):
+    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter;
+    `examples`: the set already read by pods.data.load_examples (read here when None)."""
+    from pods import data
+
+    d = cfg.dataset
+    examples = data.load_examples(d) if examples is None else examples
+    kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
+    if not kept:
+        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens} "
+                          "tokens: raise rl.max_prompt_tokens")
+    cols = data.meta_columns(kept)
+    return ids, [ex.answer for ex in kept], cols
+
+
+def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Weighted sum of the reward functions: (total [N], {name: [N]})."""
+    from pods import rewards
+
+    per_fn = {item["name"]: torch.tensor(rewards.get(item["name"])(texts, answers, **cols), dtype=torch.float32)
+              for item in reward_cfg}
+    total = sum(float(item.get("weight", 1.0)) * per_fn[item["name"]] for item in reward_cfg)
+    return total, per_fn
+
+
+def score_groups(texts, batch, answers, cols, reward_cfg, n) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Score the n completions of each prompt in `batch` (dataset indices [G]): (total [G, n], {name: [G, n]})."""
+    rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
+    total, per_fn = score(texts, rep(answers), {k: rep(v) for k, v in cols.items()}, reward_cfg)
+    G = len(batch)
+    return total.view(G, n), {k: v.view(G, n) for k, v in per_fn.items()}
+
+
+def _wandb_module(logger):
+    """The wandb module when the run logs to wandb (for the samples table), else None."""
+    if logger.wandb is None:
+        return None
+    import wandb
+
+    return wandb
+
+
+def build_optimizer(params, cfg):
+    """(optimizer, pods.core.schedule.LRSchedule) per cfg.optim, the schedule sized by rl.max_steps or rl.max_time."""
+    o = cfg.optim
+    opt = None
+    if o.name == "adamw_8bit":
+        try:
+            import bitsandbytes as bnb
+
+            if torch.cuda.is_available():
+                opt = bnb.optim.AdamW8bit(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
+        except ImportError:
+            pass
+        if opt is None:
+            warnings.warn("optim.name=adamw_8bit needs CUDA and bitsandbytes; using torch AdamW")
+    opt = opt or torch.optim.AdamW(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
+    sched = LRSchedule(opt, lr=o.lr, name=o.scheduler, warmup_ratio=o.warmup_ratio,
+                       max_steps=cfg.rl.max_steps, max_time=cfg.rl.max_time)
+    return opt, sched
+
+
+def update(policy, kept, adv, cfg, timers=None) -> dict:
+    """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * k].
+
+    Every micro-batch is normalised by the whole batch's count, so the accumulated gradient equals
+    the full-batch gradient. Returns metrics; no optimizer step here.
+    """
+    rl, mb = cfg.rl, cfg.rl.micro_batch_size
+    temp = rl.temperature if rl.logprob_temperature else 1.0  # current and reference log-probs alike
+    prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
+    denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
+    sums = {"loss": 0.0, "kl": 0.0, "tokens": 0.0}
+    for s in range(0, len(comps), mb):
+        p, c = prompts[s:s + mb], comps[s:s + mb]
+        ref = None
+        if rl.beta > 0:
+            with timers("reference") if timers else contextlib.nullcontext():
+                ref = policy.token_logprobs(p, c, reference=True, temperature=temp)[0]
+        logp, mask = policy.token_logprobs(p, c, temperature=temp)
+        loss, m = policy_loss(logp, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta,
+                              aggregation=rl.aggregation, denominator=denom)
+        loss.backward()
+        sums["loss"] += float(loss.detach())
+        sums["tokens"] += m["completion_tokens"]
+        sums["kl"] += m.get("kl", 0.0) * m["completion_tokens"]
+    t = max(sums.pop("tokens"), 1.0)
+    out = {"loss": sums["loss"]}
+    if rl.beta > 0:
+        out["kl"] = sums["kl"] / t
+    return out
+
+
+def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
+    """Run (or resume) training per `cfg`; return the run directory.
+
+    Raises pods.run.guard.Interrupted after a SIGTERM / SIGINT (the step in progress checkpointed),
+    pods.run.guard.NonFiniteError after rl.max_nonfinite_steps skipped steps in a row, pods.io.WriteError
+    when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged.
+    """
+    from pods import backends
+
+    validate(cfg)
+    from pods.data import load_examples
+
+    examples = load_examples(cfg.dataset)  # every data file read and checked before any model loads
+    if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
+        from pods.run.warmstart import ensure_warmstart
+
+        cfg.model.name = str(ensure_warmstart(cfg.warmstart))  # relative to the project when cache_dir is
+    rl, alg = cfg.rl, algorithm(cfg)
+    rdir = get_run_dir(cfg)
+    check_run_dir(cfg, rdir)
+    check_offline(cfg.model.name)  # a hub model that cannot load offline, before anything is written
+    rdir.mkdir(parents=True, exist_ok=True)
+    for line in ckpt.clean_stale(rdir):  # before anything else is written
+        print(f"{rdir}: {line}")
+    if not cfg.resume and ckpt.latest(rdir) is not None:
+        raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
+                          f"or choose another run_name=NAME (or move {rdir} aside) to start over")
+    verified = ckpt.check_resumable(rdir)  # a run whose every checkpoint is damaged stops before a model loads
+
+    seed_everything(cfg.seed)  # LoRA initialisation
+    with doing(f"loading the model {cfg.model.name} ({cfg.backend.name} backend)"):
+        try:
+            policy, generator = backends.build(cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a local directory missing files
+            raise load_error(cfg.model.name, err) from err
+    prompts, answers, cols = load_prompts(cfg, policy.tokenizer, examples)
+    # written once the model and prompts loaded: a start that fails there (a wrong model.name) leaves no config
+    # that would make the corrected command "a different run"
+    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    B, n, m = rl.prompts_per_step, rl.n, rl.m
+    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
+    seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
+    gens = {"select": torch.Generator().manual_seed(cfg.seed)}
+    step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
+    with doing(f"resuming from the newest intact checkpoint of {rdir}"):
+        resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens, verified=verified)
+    if resume_from is not None:
+        generator.update_weights(policy)
+        step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
+        last_saved = (step, elapsed)
+        print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
+    stream = PromptStream(len(prompts), cfg.seed)
+    schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
+    sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
+    acc_name = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
+    logger = MetricsLogger(rdir, cfg, resume_step=step, resume_row=(state or {}).get("metrics"))
+    lg = cfg.logging
+    samples = SampleLog(rdir, lg.samples_every, lg.samples_prompts, lg.print_samples, resume_step=step,
+                        wandb=_wandb_module(logger))
+    prompt_text = lambda ids: policy.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
+    streak = NonFiniteStreak(rl.max_nonfinite_steps, (state or {}).get("nonfinite_streak", 0))
+    bar = Progress(cfg.logging.progress, rl.max_steps, rl.max_time, step, elapsed)
+    timers = PhaseTimers(clock)
+    stop, row = StopSignals(), None  # SIGTERM / Ctrl-C: finish the step, checkpoint it, raise Interrupted
+
+    def save(streak_count: int, rng=None) -> Path:  # checkpoint-<step> after the last completed step
+        with timers("checkpoint"):  # the row goes into state.json too, in case its own write fails
+            return ckpt.save(rdir, step, {"elapsed_seconds": elapsed, "data_position": position, "algorithm": alg,
+                                          "metrics": row, "nonfinite_streak": streak_count},
+                             policy, optimizer, scheduler, gens, rng=rng)
+
+    try:
+        stop.install()
+        while not ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
+            start, rng_before, updating = clock(), ckpt.rng_state(gens), False
+            def sample_round(r):  # B new prompts, generated and scored; pods.core.collect runs >1 with dynamic sampling
+                drawn = stream(position + r * B, B)
+                with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
+                    seeded = replace(sampling, seed=sampling_seed(cfg.seed, step, r))
+                    ro = generator.generate([prompts[i] for i in drawn], n, seeded)  # G * n
+                with timers("scoring"):
+                    return (drawn, ro, *score_groups(ro.texts, drawn, answers, cols, cfg.dataset.rewards, n))
+
+            batch = collect(sample_round, B, rl.dynamic_sampling, rl.max_generation_rounds)
+            rollouts, total, per_fn = batch.rollouts, batch.total, batch.per_fn  # G groups: [G, n]
+            with timers("selection"):  # idx [G, k], adv [G, k]
+                bad_rewards = nonfinite_rewards(total, per_fn)  # NaN/inf rewards: the step is skipped
+                usable = total.nan_to_num(0.0, 0.0, 0.0) if bad_rewards else total
+                idx, adv = plan_update(usable, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
+                                       generator=gens["select"])
+            if hasattr(policy, "train"):
+                policy.train()
+            updating = True  # from here on the step in progress changes the weights
+            with timers("update"):
+                stats = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, timers)
+                clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
+                grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
+                lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
+                skipped = bad_rewards or nonfinite_reason(stats["loss"], grad_norm)
+                if skipped is None:  # a NaN/inf reward, loss or gradient norm: no optimizer step
+                    optimizer.step()
+                    scheduler.step()
+                optimizer.zero_grad(set_to_none=True)
+            if not stop.requested:  # stopping after this step; a signal may have ended the engine process too
+                with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
+                    generator.update_weights(policy)
+            step, position = step + 1, position + batch.drawn
+            step_seconds = clock() - start
+            elapsed += step_seconds
+            row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
+                   "optimizer_steps": scheduler.optimizer_steps, "algorithm": alg, "lr": lr,
+                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm),
+                   "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {}),
+                   "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
+                   "frac_drawn_with_spread": batch.drawn_with_spread / batch.drawn}
+            if samples.due(step):  # what the model writes: samples.jsonl (and a wandb table)
+                samples.log(step, [prompt_text(prompts[i]) for i in batch.prompts],
+                            [answers[i] for i in batch.prompts], rollouts, total, per_fn, idx)
+            if on_step is not None:
+                row.update(on_step(row, policy, generator) or {})
+            row.update(timers.pop())
+            row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
+            stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)
+            if schedule.due(step, elapsed, *last_saved, stopping=stopping, interrupted=stop.requested):
+                resume_from, last_saved = save(streak.count + (skipped is not None)), (step, elapsed)
+                row.update(timers.pop())
+            logger.log(row)
+            bar.update(row)
+            streak.update(step, skipped, resume_from)
+            if stop.requested:
+                raise Interrupted(stop.signum, step, resume_from)
+    except Exception as err:
+        if not stop.requested or isinstance(err, Interrupted):
+            if not isinstance(err, Interrupted):
+                note(err, f"training step {step + 1} of {rdir}")
+            raise
+        # the signal also ended e.g. vLLM's engine process and the step in progress failed: keep the last completed
+        # step (weights untouched by the failed one; the RNG states as they were when it began)
+        if step > last_saved[0] and not updating and schedule.due(step, elapsed, *last_saved, interrupted=True):
+            resume_from = save(streak.count, rng=rng_before)
+        raise Interrupted(stop.signum, step, resume_from, f" (step {step + 1} failed once the signal came: "
+                          f"{type(err).__name__}: {err})") from err
+    finally:
+        stop.restore()
+        bar.close()
+        logger.close()
+    return rdir

@@ -1,0 +1,212 @@
+"""The CPU demo's supervised warm start: a tiny random model taught the task a little, then stopped.
+
+    model_dir = ensure_warmstart(cfg.warmstart)   # -> checkpoints/.warmstart/<hash>/ (cached)
+
+RL from a random model gets no reward at all, and RL from a well-trained one has nothing left to
+learn, so the demo first trains the tiny model built in code (`pods.backends.tiny`) with teacher forcing
+on correct answers of the training split, evaluating greedy accuracy on a small held-out set every
+`eval_every` steps, and stops at the first evaluation that reaches `target_greedy` (a low but
+non-zero accuracy). The result (model, tokenizer, `warmstart.json` with the settings and the
+measured accuracies) goes to `<cache_dir>/<hash of the settings>/`, written to a temporary
+directory and renamed, so every run with the same settings (the demo comparison's 9 runs) shares
+one and a crash never leaves a half-written one.
+
+Command line (prints the cache directory and the accuracies):
+    uv run python -m pods.run.warmstart [key=value ...]   # no arguments: the demo's warm start
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from pods.io import new_dir_mode
+from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
+
+
+@dataclass
+class WarmStartSettings:
+    """Everything that determines the warm-started model (all of it goes into the cache hash)."""
+
+    dataset: str = "arithmetic"  # pods.data task to learn (its train split); also the verifier's name
+    options: dict = field(default_factory=dict)  # keyword arguments for pods.data.load_dataset
+    prompt_style: str = "plain"  # how prompts are rendered (pods.data.render_prompts style)
+    arch: str = "qwen2"  # tiny architecture (pods.backends.tiny.ARCHITECTURES)
+    hidden: int = 64  # hidden size of the tiny model
+    layers: int = 2  # transformer layers
+    heads: int = 4  # attention heads
+    kv_heads: int = 2  # key/value heads
+    model_seed: int = 0  # seed of the random initialisation
+    seed: int = 0  # seed of the batch order
+    batch_size: int = 64  # problems per supervised step
+    lr: float = 1e-3  # AdamW learning rate (constant)
+    max_steps: int = 3000  # give up (error) if the target is not reached by then
+    eval_every: int = 10  # steps between held-out evaluations (accuracy rises steeply: check often)
+    eval_size: int = 256  # held-out problems per evaluation (the first of the test split)
+    target_greedy: float = 0.1  # stop at the first evaluation with greedy accuracy >= this
+    max_new_tokens: int = 8  # tokens generated when evaluating
+
+    def key(self) -> str:
+        blob = json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
+    """(settings, cache_dir) from a mapping/DictConfig with WarmStartSettings keys plus `cache_dir`."""
+    raw = dict(cfg) if cfg is not None else {}
+    cache_dir = Path(raw.pop("cache_dir", "checkpoints/.warmstart"))
+    raw.pop("enabled", None)
+    valid = {f.name for f in dataclasses.fields(WarmStartSettings)}
+    unknown = sorted(set(raw) - valid)
+    if unknown:
+        raise ValueError(f"warmstart: unknown key(s) {unknown}; valid keys: {', '.join(sorted(valid))}, cache_dir")
+    raw["options"] = dict(raw.get("options") or {})
+    s = WarmStartSettings(**raw)
+    if not 0 < s.target_greedy <= 1:
+        raise ValueError(f"warmstart.target_greedy must lie in (0, 1], got {s.target_greedy}")
+    if min(s.batch_size, s.max_steps, s.eval_every, s.eval_size, s.max_new_tokens) < 1 or s.lr <= 0:
+        raise ValueError("warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive")
+    return s, cache_dir
+
+
+# ----------------------------------------------------------------------------- data
+
+
+def task_data(s: WarmStartSettings, tokenizer):
+    """(train prompt ids, train target ids, held-out prompt ids, held-out answers, verifier) for the task."""
+    from pods import rewards
+    from pods import data
+
+    train = data.load_dataset(s.dataset, split="train", **s.options)
+    test = data.load_dataset(s.dataset, split="test", **s.options)[: s.eval_size]
+    _, train_prompts, _ = data.render_prompts(train, tokenizer, style=s.prompt_style)
+    _, test_prompts, _ = data.render_prompts(test, tokenizer, style=s.prompt_style)
+    targets = [tokenizer.encode(data.reference_completion(ex), add_special_tokens=False) + [tokenizer.eos_token_id]
+               for ex in train]
+    return train_prompts, targets, test_prompts, [ex.answer for ex in test], rewards.get(s.dataset)
+
+
+# ----------------------------------------------------------------------------- train / evaluate
+
+
+def _batch(prompts: list[list[int]], targets: list[list[int]], pad: int):
+    """Right-padded prompt+target ids [B, T], attention mask [B, T], labels [B, T] (-100 off-target)."""
+    seqs = [p + t for p, t in zip(prompts, targets)]
+    T = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), T), pad, dtype=torch.long)
+    att = torch.zeros(len(seqs), T, dtype=torch.long)
+    labels = torch.full((len(seqs), T), -100, dtype=torch.long)
+    for i, (p, t) in enumerate(zip(prompts, targets)):
+        ids[i, : len(p) + len(t)] = torch.tensor(p + t)
+        att[i, : len(p) + len(t)] = 1
+        labels[i, len(p) : len(p) + len(t)] = torch.tensor(t)
+    return ids, att, labels
+
+
+@torch.no_grad()
+def generate(model, tokenizer, prompts: list[list[int]], *, max_new_tokens: int, temperature: float = 0.0,
+             seed: int = 0, batch_size: int = 512) -> list[str]:
+    """One completion per prompt (greedy when temperature == 0), decoded without special tokens."""
+    out = []
+    torch.manual_seed(seed)
+    for start in range(0, len(prompts), batch_size):
+        chunk = prompts[start : start + batch_size]
+        L = max(len(p) for p in chunk)
+        ids = torch.tensor([[tokenizer.pad_token_id] * (L - len(p)) + p for p in chunk])  # left padding
+        att = (torch.arange(L).unsqueeze(0) >= torch.tensor([L - len(p) for p in chunk]).unsqueeze(1)).long()
+        kw = dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else dict(do_sample=False)
+        gen = model.generate(input_ids=ids, attention_mask=att, max_new_tokens=max_new_tokens,
+                             pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, **kw)
+        out.extend(tokenizer.batch_decode(gen[:, L:], skip_special_tokens=True))
+    return out
+
+
+def accuracy(model, tokenizer, prompts, answers, verifier, *, max_new_tokens: int, temperature: float = 0.0,
+             seed: int = 0) -> float:
+    texts = generate(model, tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    return sum(float(r) > 0 for r in verifier(texts, answers)) / len(answers)
+
+
+def train(s: WarmStartSettings, log=print):
+    """Run the warm start; returns (model, tokenizer, info dict). Raises if the target is not reached."""
+    tok = byte_tokenizer()
+    model = tiny_causal_lm(tok, s.arch, seed=s.model_seed, hidden=s.hidden, layers=s.layers, heads=s.heads,
+                           kv_heads=s.kv_heads)
+    model.generation_config.pad_token_id = tok.pad_token_id
+    train_p, train_t, test_p, test_a, verifier = task_data(s, tok)
+    opt = torch.optim.AdamW(model.parameters(), lr=s.lr)
+    g = torch.Generator().manual_seed(s.seed)
+    order, pos, t0, history = torch.randperm(len(train_p), generator=g), 0, time.time(), []
+    for step in range(1, s.max_steps + 1):
+        if pos + s.batch_size > len(order):
+            order, pos = torch.randperm(len(train_p), generator=g), 0
+        idx = order[pos : pos + s.batch_size].tolist()
+        pos += s.batch_size
+        ids, att, labels = _batch([train_p[i] for i in idx], [train_t[i] for i in idx], tok.pad_token_id)
+        model.train()
+        loss = model(input_ids=ids, attention_mask=att, labels=labels).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        if step % s.eval_every == 0:
+            model.eval()
+            acc = accuracy(model, tok, test_p, test_a, verifier, max_new_tokens=s.max_new_tokens)
+            history.append({"step": step, "loss": loss.item(), "greedy_acc": acc, "seconds": time.time() - t0})
+            log(f"warm start step {step}: loss {loss.item():.3f}, greedy held-out accuracy {acc:.3f}")
+            if acc >= s.target_greedy:
+                sampled = accuracy(model, tok, test_p, test_a, verifier, max_new_tokens=s.max_new_tokens,
+                                   temperature=1.0, seed=s.seed)
+                info = {"settings": dataclasses.asdict(s), "steps": step, "greedy_acc": acc,
+                        "sampled_acc_t1": sampled, "seconds": time.time() - t0, "history": history}
+                return model, tok, info
+    raise RuntimeError(f"warm start did not reach greedy accuracy {s.target_greedy} in {s.max_steps} steps "
+                       f"(last: {history[-1] if history else None}); raise warmstart.max_steps or lr")
+
+
+def ensure_warmstart(cfg, log=print) -> Path:
+    """The cached warm-started model directory for these settings, training it first if missing."""
+    s, cache_dir = settings_from(cfg)
+    final = cache_dir / s.key()
+    if (final / "warmstart.json").is_file():
+        return final
+    log(f"warm start: training the tiny model on {s.dataset} to greedy accuracy {s.target_greedy} -> {final}")
+    model, tok, info = train(s, log=log)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{s.key()}.", dir=cache_dir))
+    try:
+        os.chmod(tmp, new_dir_mode())  # shareable like any directory, not mkdtemp's private 0700
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        (tmp / "warmstart.json").write_text(json.dumps(info, indent=1))
+        try:
+            os.rename(tmp, final)
+        except OSError:  # another process finished the same warm start first: keep theirs
+            if not (final / "warmstart.json").is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log(f"warm start: {info['steps']} steps, greedy {info['greedy_acc']:.3f}, sampled (T=1) "
+        f"{info['sampled_acc_t1']:.3f}, {info['seconds']:.0f} s")
+    return final
+
+
+if __name__ == "__main__":
+    torch.set_num_threads(int(os.environ.get("PODS_THREADS", "1")))
+    from omegaconf import OmegaConf
+
+    cfg = OmegaConf.to_container(OmegaConf.from_dotlist(sys.argv[1:]))  # key=value, typed as YAML
+    path = ensure_warmstart(cfg)
+    print(path)
+    print(json.dumps({k: v for k, v in json.loads((path / "warmstart.json").read_text()).items() if k != "history"}))

@@ -1,0 +1,360 @@
+"""Config composition (config/*.yaml) and the start-up checks of pods.config.validate."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from pods import config as pc
+from helpers import CONFIG_DIR, compose_cfg
+
+REAL_REWARD_CHECK = pc._check_rewards  # the autouse fixture below replaces it for speed and isolation
+PRESETS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
+
+
+@pytest.fixture(autouse=True)
+def _no_reward_registry(monkeypatch):
+    monkeypatch.setattr(pc, "_check_rewards", lambda data: [])
+
+
+def errors(cfg, **kw) -> str:
+    with pytest.raises(pc.ConfigError) as err:
+        pc.validate(cfg, **kw)
+    return str(err.value)
+
+
+def test_defaults_are_the_paper_setting_and_valid():
+    cfg = compose_cfg([])
+    pc.validate(cfg, cuda=False)
+    assert (cfg.rl.n, cfg.rl.m, cfg.rl.rule, cfg.rl.temperature) == (64, 16, "max_variance", 0.9)
+    assert (cfg.model.lora.rank, cfg.model.lora.alpha, cfg.model.load_in_4bit) == (64, 64, True)
+    assert (cfg.optim.lr, cfg.optim.max_grad_norm, cfg.rl.beta, cfg.rl.prompts_per_step) == (5e-6, 0.1, 0.0, 1)
+    assert (cfg.rl.save_interval, cfg.rl.max_time, cfg.rl.save_strategy) == (1800, 21600, "time")
+    assert (cfg.optim.scheduler, cfg.optim.warmup_ratio) == ("constant", 0.0)  # HF constant: no warm-up
+    assert (cfg.rl.scale_rewards, cfg.rl.advantage_std) == ("group", "sample")
+    assert pc.algorithm(cfg) == "pods"
+    assert pc.run_dir(cfg) == Path("checkpoints/gsm8k-qwen2.5-3b-instruct-pods-max_variance-n64-m16-seed0")
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_preset_composes_and_validates(preset):
+    cfg = compose_cfg([f"experiment={preset}"])
+    pc.validate(cfg, cuda=True)
+
+
+@pytest.mark.parametrize("preset", [p for p in PRESETS if p != "demo"])
+def test_single_gpu_paper_presets_run_what_the_authors_ran(preset):
+    """config/train.yaml + trainer/maxvargrpo_trainer.py of YixuanEvenXu/pods (see docs/algorithms.md)."""
+    cfg = compose_cfg([f"experiment={preset}"])
+    rl, o, lora = cfg.rl, cfg.optim, cfg.model.lora
+    assert rl.logprob_temperature is False  # raw logits (maxvargrpo_trainer.py:361-378)
+    assert (rl.temperature, rl.top_p, rl.max_prompt_tokens, rl.max_completion_tokens) == (0.9, 1.0, 512, 512)
+    assert (rl.prompts_per_step, rl.aggregation, rl.scale_rewards, rl.advantage_std) == (1, "sequence", "group", "sample")
+    assert (o.name, o.lr, list(o.betas), o.weight_decay, o.max_grad_norm) == ("adamw_8bit", 5e-6, [0.9, 0.99], 0.1, 0.1)
+    assert (o.scheduler, o.warmup_ratio) == ("constant", 0.0)
+    assert (lora.rank, lora.alpha, lora.dropout, cfg.model.load_in_4bit) == (64, 64, 0.0, True)
+    assert (rl.beta, rl.max_time, rl.save_interval) == ((0.04, 7200, 600) if preset == "llama_main" else (0.0, 21600, 1800))
+    prompt = cfg.dataset.system_prompt  # SYSTEM_PROMPT_INSTRUCT, utils/data.py:38-50
+    assert prompt.startswith("\nYou will be given a math question.\n") and prompt.endswith("Answer here.\n</answer>\n")
+
+
+TRAINING_YAML = ["train.yaml", "model/*.yaml", "backend/hf.yaml", "dataset/*.yaml", "rule/*.yaml",
+                 *(f"experiment/{e}.yaml" for e in ("gsm8k_main", "n_scaling", "m_scaling", "rules", "math_main",
+                                                    "llama_main"))]
+
+
+def test_yaml_has_a_comment_above_every_key():
+    paths = [p for pattern in TRAINING_YAML for p in Path(CONFIG_DIR).glob(pattern)]
+    assert len(paths) >= 17
+    for path in paths:
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            s = line.strip()
+            if not s or s.startswith("#") or s.startswith("- ") or ":" not in s:
+                continue
+            above = lines[i - 1].strip() if i else ""
+            assert above.startswith("#"), \
+                f"{path.name}:{i + 1} key without a comment above: {s}"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["rl.n=8", "rl.m=16"], "rl.m=16 > rl.n=8"),
+    (["rl.m=1"], "at least 2 kept rollouts"),
+    (["rule=none"], "rl.rule=none keeps all rollouts"),
+    (["rl.rule=best"], "unknown rl.rule 'best'; valid rules: max_variance"),
+    (["optim.lr=0"], "optim.lr must be a positive number"),
+    (["rl.max_completion_tokens=-5"], "rl.max_completion_tokens must be a positive number"),
+    (["rl.save_interval=0"], "rl.save_interval must be a positive number"),
+    (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
+    (["rl.algorithm=grpo_ga", "rl.n=8", "rl.m=4"], "grpo_ga trains on all n rollouts in one optimizer step"),
+    (["rl.algorithm=sgd"], "unknown rl.algorithm"),
+    (["rl.temperature=0"], "rl.logprob_temperature=true divides the logits by rl.temperature, which is 0"),
+    (["optim.warmup_ratio=0.01"], "optim.scheduler=constant has no warm-up (as HF's `constant`"),
+    (["optim.scheduler=cosine", "optim.warmup_ratio=1.5"], "optim.warmup_ratio must be in [0, 1)"),
+    (["optim.scheduler=cosine", "optim.warmup_ratio=-0.1"], "optim.warmup_ratio must be in [0, 1)"),
+    (["optim.scheduler=exponential"], "valid: constant, constant_with_warmup, linear, cosine"),
+    (["rl.scale_rewards=true"], "unknown rl.scale_rewards True; valid: group, batch, none"),
+    (["rl.advantage_std=biased"], "unknown rl.advantage_std 'biased'; valid: sample, population"),
+    (["dataset.path=/nonexistent/train.jsonl"], "dataset.path /nonexistent/train.jsonl does not exist"),
+    (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
+    (["dataset.name=gsm9k"], "unknown dataset.name 'gsm9k'; valid: "),
+    (["dataset.prompt_style=chat"], "unknown dataset.prompt_style 'chat'"),
+    (["dataset.shuffle_seed=-1"], "dataset.shuffle_seed must be a non-negative integer or null"),
+    (["model.dtype=int3"], "unknown model.dtype 'int3'"),
+    (["rl.max_nonfinite_steps=0"], "rl.max_nonfinite_steps must be an integer >= 1"),
+    (["rl.save_final=false", "rl.save_strategy=steps", "rl.save_steps=100", "rl.max_steps=50"],
+     "rl.save_final=false and no checkpoint falls within the run (rl.save_steps=100 > rl.max_steps=50): the "
+     "trained model would be thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no"),
+    (["rl.save_final=false", "rl.save_interval=3600", "rl.max_time=1800"], "rl.save_interval=3600 > rl.max_time=1800"),
+    (["rl.save_strategy=false"], 'YAML reads an unquoted no/off as false: quote it, e.g. "no"'),
+])
+def test_bad_values_are_rejected_with_what_to_change(overrides, message):
+    assert message in errors(compose_cfg(overrides), cuda=False)
+
+
+def test_all_problems_are_reported_at_once():
+    msg = errors(compose_cfg(["rl.m=1", "optim.lr=-1"]), cuda=False)
+    assert "rl.m=1" in msg and "optim.lr" in msg
+
+
+def test_unknown_key_in_a_closed_section():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.rl.nn = 3
+    cfg.model.lora.rnk = 3
+    msg = errors(cfg, cuda=False)
+    assert "unknown key rl.nn" in msg and "unknown key model.lora.rnk" in msg
+
+
+def test_removed_keys_say_what_replaced_them():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.rl.epsilon = 0.2
+    assert "unknown key rl.epsilon; removed: every batch is trained on once (importance ratio 1)" in errors(cfg, cuda=False)
+
+
+def test_backend_section_is_open_but_name_is_checked():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.backend.gpu_memory_utilization = 0.5
+    pc.validate(cfg, cuda=False)
+    cfg.backend.name = "tpu"
+    assert "unknown backend.name 'tpu'; valid backends: hf" in errors(cfg, cuda=False)
+
+
+@pytest.mark.parametrize("backend", ["unsloth", "vllm"])
+def test_gpu_only_backend_without_cuda_points_at_the_demo(backend, monkeypatch):
+    monkeypatch.setattr(pc.importlib.util, "find_spec", lambda name: None)
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    cfg.backend = {"name": backend}
+    msg = errors(cfg, cuda=False)
+    assert "needs a CUDA GPU" in msg and "experiment=demo" in msg
+    pc.validate(cfg, cuda=True)
+
+
+def test_run_name_and_algorithm_derivation():
+    grpo = compose_cfg(["rl.n=16", "rl.m=16", "seed=3"])
+    assert pc.algorithm(grpo) == "grpo" and pc.run_dir(grpo).name.endswith("grpo-n16-m16-seed3")
+    ga = compose_cfg(["rl.n=64", "rl.m=64", "rl.algorithm=grpo_ga"])
+    assert pc.algorithm(ga) == "grpo_ga"
+    named = compose_cfg(["run_name=mine", "output_root=/tmp/x"])
+    assert pc.run_dir(named) == Path("/tmp/x/mine")
+    beta = compose_cfg(["rl.beta=0.04", "rule=random"])
+    assert "pods-random-n64-m16-beta0.04-seed0" in pc.run_dir(beta).name
+
+
+def test_a_decaying_schedule_cannot_be_resized_on_resume(tmp_path):
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    pc.check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"]), run)
+    longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine", "rl.max_time=43200"])
+    with pytest.raises(pc.ConfigError, match=r"rl.max_time: 21600 -> 43200\) would bend the schedule"):
+        pc.check_run_dir(longer, run)
+
+
+def test_output_dir_with_a_different_run_is_refused(tmp_path):
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    pc.check_run_dir(cfg, run)  # same run: fine (resume)
+    longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.max_steps=99", "logging.wandb=true"])
+    pc.check_run_dir(longer, run)  # run length and logging may change between resumes
+    other = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
+    with pytest.raises(pc.ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)") as err:
+        pc.check_run_dir(other, run)
+    assert "delete" not in str(err.value) and "choose another run_name=NAME" in str(err.value)
+    assert f"rerun it with its own settings (they are in {run / 'config.yaml'})" in str(err.value)
+
+
+def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metrics(tmp_path):
+    explicit = ["rl.save_final=false", "rl.save_strategy=no", "rl.max_steps=5"]
+    pc.validate(compose_cfg(explicit), cuda=False)
+    pc.validate(compose_cfg(["rl.save_final=false", "rl.save_steps=5", "rl.save_strategy=steps", "rl.max_steps=5"]),
+                cuda=False)  # a save point within the run
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", *explicit])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    pc.check_run_dir(cfg, run)  # nothing logged yet
+    (run / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
+    with pytest.raises(pc.ConfigError, match=r"holds 2 logged steps of a run that saved no checkpoint.*another "
+                                             r"run_name=NAME, or set resume=false to train it again"):
+        pc.check_run_dir(cfg, run)
+    assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n{"step": 2}\n'
+    cfg.resume = False  # start over on purpose: allowed (the trainer keeps the old rows aside)
+    pc.check_run_dir(cfg, run)
+
+
+def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
+    """config.yaml of a warm-started run compares the warm start by its content hash (cache dir name)."""
+    cfg = compose_cfg(["experiment=demo", f"output_root={tmp_path}", "run_name=r"])
+    cfg.model.name = "/old/place/checkpoints/.warmstart/0123abcd"
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    OmegaConf.save(cfg, run / "config.yaml", resolve=True)
+    cfg.model.name = "checkpoints/.warmstart/0123abcd"  # the project moved; same warm start
+    pc.check_run_dir(cfg, run)
+    cfg.model.name = "checkpoints/.warmstart/ffffffff"  # another warm start: a different run
+    with pytest.raises(pc.ConfigError, match="model.name: '0123abcd' -> 'ffffffff'"):
+        pc.check_run_dir(cfg, run)
+
+
+@pytest.mark.parametrize("preset", ["gsm8k_main", "math_main", "demo"])
+def test_reward_names_exist_in_the_registry(preset):
+    assert REAL_REWARD_CHECK(compose_cfg([f"experiment={preset}"]).dataset) == []
+    bad = compose_cfg(["dataset.rewards=[{name: nope, weight: 1.0}]", "dataset.accuracy_reward=gsm8k"]).dataset
+    problems = " ".join(REAL_REWARD_CHECK(bad))
+    assert "nope" in problems and "arithmetic" in problems  # names the valid rewards
+    assert "dataset.accuracy_reward 'gsm8k' is not one of dataset.rewards ['nope']" in problems
+
+
+@pytest.mark.parametrize("preset, key, values", [
+    ("gsm8k_main", "rl.n", "16,64"), ("n_scaling", "rl.n", "16,32,64,128,256"), ("m_scaling", "rl.m", "2,4,8,16"),
+    ("rules", "rule", "max_variance,max_reward,random"), ("math_main", "rl.n", "8,32"), ("llama_main", "rl.n", "16,64"),
+])
+def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, values):
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
+        cfg = compose(config_name="train", overrides=[f"experiment={preset}"], return_hydra_config=True)
+    assert str(cfg.hydra.sweeper.params[key]) == values
+    for value in values.split(","):  # every swept setting is itself valid
+        pc.validate(compose_cfg([f"experiment={preset}", f"{key}={value}"]), cuda=True)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["rl.n=4.5"], "rl.n must be an integer, got 4.5 (counts are whole numbers)"),  # slipped past m <= n
+    (["rl.n=64.0"], "rl.n must be an integer, got 64.0 (write 64)"),
+    (["rl.max_steps=2.5"], "rl.max_steps must be an integer or null, got 2.5"),  # ran 3 steps
+    (["rl.micro_batch_size='4'"], "rl.micro_batch_size must be an integer, got '4' (a quoted number is a string"),
+    (["model.lora.rank=null"], "model.lora.rank must be an integer, got None"),
+    (["optim.lr=abc"], "optim.lr must be a finite number, got 'abc'"),
+    (["optim.lr=nan"], "optim.lr must be a finite number, got nan"),
+    (["logging.wandb=yes"], "logging.wandb must be true or false, got 'yes' (write true or false, unquoted)"),
+    (["rl.rule=3"], "unknown rl.rule 3; valid: max_variance"),
+    (["rl.save_strategy=false"],
+     'unknown rl.save_strategy False; valid: time, steps, no (YAML reads an unquoted no/off'),
+    (["optim.betas=0.9"], "optim.betas must be a list, e.g. [a, b], got 0.9"),
+    (["dataset.options=3"], "dataset.options must be a mapping, e.g. {key: value}, got 3"),
+    (["rl.top_p=0"], "rl.top_p must be a number in (0, 1], got 0"),
+    (["rl.top_p=1.5"], "rl.top_p must be a number in (0, 1], got 1.5"),
+    (["rl.temperature=0", "rl.logprob_temperature=false"], "rl.temperature=0 samples greedily: the rl.n=64 rollouts"),
+    (["rl.temperature=-1"], "rl.temperature must be >= 0, got -1"),
+    (["optim.betas=[0.9,1.0]"], "optim.betas must be two numbers in [0, 1) (Adam's beta1, beta2), got [0.9, 1.0]"),
+    (["optim.betas=[-0.1,0.9]"], "optim.betas must be two numbers in [0, 1)"),
+    (["optim.betas=[0.9]"], "optim.betas must be two numbers in [0, 1)"),
+    (["seed=-1"], "seed must be an integer in [0, 4294967295], got -1"),
+    (["seed=4294967296"], "seed must be an integer in [0, 4294967295], got 4294967296"),
+    (["dataset.limit=0"], "dataset.limit must be an integer >= 1 or null, got 0"),
+    (["dataset.limit=-3"], "dataset.limit must be an integer >= 1 or null, got -3"),
+    (["dataset.limit=2.5"], "dataset.limit must be an integer or null, got 2.5"),
+    (["rl.max_time=0"], "rl.max_time must be a number > 0 or null, got 0"),
+    (["optim.weight_decay=-0.1"], "optim.weight_decay must be a number >= 0, got -0.1"),
+    (["model.lora.dropout=1.0"], "model.lora.dropout must be a number in [0, 1), got 1.0"),
+    (["model=tiny", "model.tiny.heads=3"], "model.tiny: hidden=64 must be a multiple of heads=3"),
+    (["run_name=../../x"], "run_name '../../x' must be a name inside output_root"),
+    (["run_name=/tmp/elsewhere"], "run_name '/tmp/elsewhere' must be a name inside output_root"),
+    (["run_name=''"], "run_name must be a non-empty string or null, got ''"),
+    (["run_name=3"], "run_name must be a non-empty string or null, got 3"),
+])
+def test_values_the_validator_used_to_let_through(overrides, message):
+    assert message in errors(compose_cfg(overrides), cuda=False)
+
+
+def test_a_missing_key_is_named():
+    cfg = compose_cfg([])
+    OmegaConf.set_struct(cfg, False)
+    del cfg.rl["n"]
+    assert "missing key rl.n: add it back" in errors(cfg, cuda=False)
+
+
+def test_run_names_inside_output_root_are_fine(tmp_path):
+    pc.validate(compose_cfg([f"output_root={tmp_path}", "run_name=sweep1/run-a"]), cuda=False)
+    pc.validate(compose_cfg([f"output_root={tmp_path / 'new' / 'dir'}"]), cuda=False)  # created when missing
+
+
+def test_output_root_that_is_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    msg = errors(compose_cfg([f"output_root={tmp_path / 'file'}"]), cuda=False)
+    assert f"output_root {tmp_path / 'file'} is a file, not a directory" in msg
+    msg = errors(compose_cfg([f"output_root={tmp_path / 'file' / 'sub'}"]), cuda=False)
+    assert "is a file, so the directory cannot be created" in msg
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r").write_text("x")
+    assert "run directory" in errors(compose_cfg([f"output_root={tmp_path / 'runs'}", "run_name=r"]), cuda=False)
+
+
+def test_every_int_field_of_the_schema_refuses_a_fraction():
+    """Generic: the expected type of every field comes from the dataclass annotations."""
+    import dataclasses
+    import typing
+
+    def int_keys(schema, prefix=""):
+        hints = typing.get_type_hints(schema)
+        for f in dataclasses.fields(schema):
+            if dataclasses.is_dataclass(hints[f.name]):
+                yield from int_keys(hints[f.name], f"{prefix}{f.name}.")
+            elif hints[f.name] is int:
+                yield prefix + f.name
+
+    keys = list(int_keys(pc.TrainConfig))
+    assert {"rl.n", "rl.m", "seed", "model.lora.rank", "model.tiny.hidden", "rl.save_steps"} <= set(keys)
+    for key in keys:
+        assert f"{key} must be an integer, got 2.5" in errors(compose_cfg([f"{key}=2.5"]), cuda=False), key
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["evaluation.size=-1"], "evaluation.size must be an integer >= 1, got -1"),  # used to evaluate 1999 problems
+    (["evaluation.greedy=maybe"], "evaluation.greedy must be true or false, got 'maybe'"),
+    (["+evaluation.sizes=3"], "unknown key(s) evaluation.sizes; valid: size, draws"),
+    (["warmstart.layers=1.5"], "warmstart.layers must be an integer, got 1.5"),
+    (["warmstart.lr=-1"], "warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be"),
+    (["warmstart.target_greedy=2"], "warmstart.target_greedy must lie in (0, 1], got 2"),
+])
+def test_the_demos_open_sections_are_checked_too(overrides, message):
+    assert message in errors(compose_cfg(["experiment=demo", *overrides]), cuda=False)
+
+
+def test_model_name_is_tiny_a_local_model_directory_or_a_hub_id(tmp_path, monkeypatch):
+    from pods.config import checks as cc
+    from pods.errors import ConfigError
+
+    assert cc.model_problems("tiny") == [] and cc.model_problems("Qwen/Qwen2.5-3B-Instruct") == []
+    assert cc.model_problems("gpt2") == []  # a hub id without a namespace
+    assert "no such directory, and not a hub id" in cc.model_problems("/nonexistent/model")[0]
+    assert "no such directory, and not a hub id" in cc.model_problems("runs/a/b")[0]
+    assert "a local model is a directory holding config.json" in cc.model_problems(str(tmp_path))[0]
+    (tmp_path / "config.json").write_text("{}")
+    assert cc.model_problems(str(tmp_path)) == []
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError, match="offline .HF_HUB_OFFLINE. and not in the local cache"):
+        cc.check_offline("pods-test/never-downloaded")
+    cc.check_offline(str(tmp_path))  # local: nothing to download
+    err = cc.load_error("org/typo", OSError("org/typo is not a local folder and is not a valid model identifier"))
+    assert isinstance(err, ConfigError)
+    assert "model.name org/typo could not be loaded (OSError: org/typo is not" in str(err)

@@ -1,0 +1,65 @@
+"""pods.run.warmstart: settings validation, early stop at the target, the cache (hash, reuse, atomic)."""
+
+import json
+import os
+import stat
+
+import pytest
+
+import pods.run.warmstart as ws
+
+
+def easy_task(s, tok):
+    """A trivial task the tiny model learns in a few steps: every prompt is answered with "7"."""
+    enc = lambda t: tok.encode(t, add_special_tokens=False)  # noqa: E731
+    prompts = [enc(f"q{i}:") for i in range(32)]
+    targets = [enc("7") + [tok.eos_token_id] for _ in prompts]
+    verifier = lambda texts, answers: [1.0 if t.strip() == a else 0.0 for t, a in zip(texts, answers)]  # noqa: E731
+    return prompts, targets, prompts[:8], ["7"] * 8, verifier
+
+
+FAST = {"batch_size": 16, "lr": 1e-2, "eval_every": 5, "eval_size": 8, "max_new_tokens": 2, "hidden": 32,
+        "layers": 1, "heads": 2, "kv_heads": 1, "max_steps": 200}
+
+
+def test_settings_validation():
+    s, cache = ws.settings_from({"lr": 1e-3, "cache_dir": "/tmp/x"})
+    assert s.lr == 1e-3 and str(cache) == "/tmp/x"
+    with pytest.raises(ValueError, match="unknown key.*lrr"):
+        ws.settings_from({"lrr": 1})
+    with pytest.raises(ValueError, match="target_greedy"):
+        ws.settings_from({"target_greedy": 0})
+    assert ws.WarmStartSettings().key() != ws.WarmStartSettings(lr=2e-3).key()
+    assert ws.WarmStartSettings().key() == ws.WarmStartSettings().key()
+
+
+def test_warmstart_trains_to_target_and_caches(tmp_path, monkeypatch):
+    monkeypatch.setattr(ws, "task_data", easy_task)
+    cfg = dict(FAST, target_greedy=1.0, cache_dir=str(tmp_path))
+    path = ws.ensure_warmstart(cfg, log=lambda *a: None)
+    info = json.loads((path / "warmstart.json").read_text())
+    assert path.parent == tmp_path and path.name == ws.settings_from(cfg)[0].key()
+    assert info["greedy_acc"] == 1.0 and info["steps"] % 5 == 0 and info["steps"] < 200
+    assert info["history"][-1]["greedy_acc"] == 1.0
+    assert all(h["greedy_acc"] < 1.0 for h in info["history"][:-1])  # stopped at the first hit
+    assert (path / "config.json").is_file() and (path / "tokenizer.json").is_file()
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary dirs left
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o777 & ~umask  # shareable, not mkdtemp's 0700
+
+    monkeypatch.setattr(ws, "train", lambda *a, **k: pytest.fail("cached warm start was retrained"))
+    assert ws.ensure_warmstart(cfg, log=lambda *a: None) == path
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model, tok = AutoModelForCausalLM.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    prompts, _, test_p, test_a, verifier = easy_task(None, tok)
+    assert ws.accuracy(model, tok, test_p, test_a, verifier, max_new_tokens=2) == 1.0
+
+
+def test_unreached_target_raises_and_leaves_no_cache(tmp_path, monkeypatch):
+    monkeypatch.setattr(ws, "task_data", easy_task)
+    cfg = dict(FAST, lr=1e-9, max_steps=10, cache_dir=str(tmp_path))
+    with pytest.raises(RuntimeError, match="did not reach"):
+        ws.ensure_warmstart(cfg, log=lambda *a: None)
+    assert not any(tmp_path.iterdir())
