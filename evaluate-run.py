@@ -24,11 +24,9 @@ APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceb
 
 
 def run(cfg: DictConfig) -> None:
-    from pods.config.checks import validate_eval
     from pods.evaluation import evaluate_run
 
-    validate_eval(cfg)  # every setting and the run directory, before a model loads
-    results = evaluate_run(cfg.run_dir, cfg)
+    results = evaluate_run(OmegaConf.select(cfg, "run_dir", throw_on_missing=False), cfg)  # checks every setting and the run directory before a model loads
     for entry in results.entries():
         data = results.data[entry]
         names = [ds for ds in data if isinstance(data[ds], dict)]

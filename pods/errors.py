@@ -9,8 +9,7 @@
 
 - `PodsError`: anything the user can fix (a setting, a file, a run directory); a CLI prints
   `error: <message>` without a traceback and exits with `exit_code` (2).
-- `ConfigError`: a config value or combination (train.py, evaluate-run.py, presets); also
-  importable as `pods.config.ConfigError`.
+- `ConfigError`: a config value or combination (train.py, evaluate-run.py, presets; pods.config.checks).
 - `DataError`: a dataset file or source (empty, malformed, missing column, wrong types, hub
   unreachable); names the file.
 - `CheckpointError`: a checkpoint or run directory that cannot be used as asked.

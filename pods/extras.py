@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from pods.errors import MissingExtra
+
 EXTRAS = {"analysis": "speed-up tables and figures", "wandb": "Weights & Biases logging",
           "gym": "the gsm_symbolic dataset (reasoning-gym)"}
 
@@ -26,8 +28,6 @@ def require(module: str, extra: str) -> ModuleType:
     except ImportError as err:
         if err.name is None or module.split(".")[0] != err.name.split(".")[0]:
             raise  # the package is there but something inside it failed: show that error as it is
-        from pods.errors import MissingExtra
-
         raise MissingExtra(
             f"{module.split('.')[0]} is needed for {EXTRAS[extra]}; install the extra: "
             f"`pip install 'pods[{extra}]'` (or `uv add 'pods[{extra}]'`; in the pods checkout `uv sync`)"

@@ -1,27 +1,25 @@
-"""Your own rewards and datasets by import path, without forking: `package.module:function`.
+"""Your own rewards and datasets without forking: a file path or an import path, then `:function`.
 
-    dataset.rewards=[{name: my_rewards:length_penalty, weight: 0.1}]     # any reward name
-    dataset.name=my_data:load                                           # a dataset
+    dataset.rewards=[{name: rewards/countdown.py:exact_number, weight: 1.0}]   # a file (relative or absolute)
+    dataset.name=rewards/countdown.py:countdown                               # a dataset function
+    dataset.rewards=[{name: my_package.rewards:length_penalty, weight: 0.1}]  # installed code
 
-A name with a colon is imported from your code: the working directory and PYTHONPATH, as
-`import package.module` would find it. Contracts (the registry's own):
-
-    def my_reward(completions: list[str], answers: list[str], **columns) -> list[float]: ...
-    def my_data(split: str) -> list[pods.data.Example | dict]: ...   # dicts: prompt, answer, any meta
-
-Everything is checked at start-up, before a model loads (pods.config.validate calls
-`check_reward` / `check_dataset`): the module imports, the attribute exists and is callable, and a
-probe call works (a reward on two completions returns two numbers; a dataset's training split is a
-non-empty list of examples). The error says which check failed and shows the expected signature.
-Worked example: examples/custom_reward.py, docs/workbench.md.
+Contract: `def reward(completions, answers, **columns) -> list[float]` (one score per completion) and
+`def dataset(split) -> list[pods.data.Example | dict(prompt=str, answer=str, ...)]`. A file is loaded under
+a private module name (`pods_plugin_<digest of its path>`) without touching sys.path, so no `rewards.py`
+in the working directory can shadow it; a relative path is looked up in the working directory, then in
+the checkout. Everything is checked at start-up by a probe call; the error says which check failed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import math
 import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 from pods.errors import ConfigError
@@ -29,6 +27,7 @@ from pods.errors import ConfigError
 REWARD_SIGNATURE = "def my_reward(completions: list[str], answers: list[str], **columns) -> list[float]"
 DATASET_SIGNATURE = "def my_data(split: str) -> list[pods.data.Example | dict(prompt=str, answer=str, ...)]"
 PROBE = (["<think>probe</think><answer>1</answer>", "2"], ["1", "3"])  # two completions, two answers
+CHECKOUT = Path(__file__).resolve().parents[1]  # where train.py and rewards/ live in a clone
 
 
 class PluginError(ConfigError):
@@ -39,21 +38,59 @@ def is_plugin(name) -> bool:
     return isinstance(name, str) and ":" in name
 
 
+def is_file(module: str) -> bool:
+    """`rewards/countdown.py` names a file; `my_package.rewards` a module."""
+    return module.endswith(".py") or "/" in module or os.sep in module
+
+
+def find_file(module: str) -> Path | None:
+    """The plug-in file: absolute, or relative to the working directory, then to the checkout."""
+    path = Path(module).expanduser()
+    for candidate in ([path] if path.is_absolute() else [Path.cwd() / path, CHECKOUT / path]):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def load_file(path: Path):
+    """The module of the file at `path`, loaded once under a private name derived from its resolved path."""
+    name = "pods_plugin_" + hashlib.sha1(str(path).encode()).hexdigest()[:16]
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # by name, so pickling (multiprocess data loaders) finds it
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
 def load(path: str, kind: str, signature: str) -> Callable:
-    """The callable at `package.module:function` (cwd and PYTHONPATH searched)."""
-    module_name, _, attr = path.partition(":")
+    """The callable at `file.py:function` or `package.module:function`; PluginError saying what failed."""
+    module_name, _, attr = path.rpartition(":")
     hint = f"\n  expected: {signature}"
     if not module_name or not attr:
-        raise PluginError(f"{kind} {path!r}: write it as package.module:function{hint}")
-    if os.getcwd() not in sys.path:  # train.py's sys.path starts at its own folder, not the working directory
-        sys.path.insert(1, os.getcwd())
+        raise PluginError(f"{kind} {path!r}: write it as path/to/file.py:function or package.module:function{hint}")
     try:
-        module = importlib.import_module(module_name)
-    except Exception as err:  # noqa: BLE001 - any failure while importing the user's module
-        raise PluginError(f"{kind} {path!r}: cannot import module {module_name!r} ({type(err).__name__}: {err}); "
-                          f"it must be importable from the working directory or PYTHONPATH{hint}") from err
+        if is_file(module_name):
+            file = find_file(module_name)
+            if file is None:
+                where = "" if Path(module_name).is_absolute() else f" (looked in {Path.cwd()} and {CHECKOUT})"
+                raise PluginError(f"{kind} {path!r}: no file {module_name}{where}{hint}")
+            module = load_file(file)
+        else:
+            if os.getcwd() not in sys.path:  # train.py's sys.path starts at its own folder, not the working dir
+                sys.path.insert(1, os.getcwd())
+            module = importlib.import_module(module_name)
+    except PluginError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any failure while importing the user's code
+        raise PluginError(f"{kind} {path!r}: cannot import {module_name!r} ({type(err).__name__}: {err}); a module "
+                          f"must be importable from the working directory or PYTHONPATH{hint}") from err
     if not hasattr(module, attr):
-        raise PluginError(f"{kind} {path!r}: module {module_name!r} ({getattr(module, '__file__', '?')}) has no "
+        raise PluginError(f"{kind} {path!r}: {module_name!r} ({getattr(module, '__file__', '?')}) has no "
                           f"attribute {attr!r}{hint}")
     fn = getattr(module, attr)
     if not callable(fn):
@@ -85,35 +122,18 @@ def check_reward(path: str) -> None:
         raise PluginError(f"reward {path!r}: the probe call returned non-finite scores {values}{hint}")
 
 
-def examples(path: str, split: str) -> list:
-    """The `pods.data.Example`s of `split` from the dataset function at `path`."""
-    from pods.data import Example
-
+def rows(path: str, split: str) -> list:
+    """The rows the dataset function at `path` returns for `split` (pods.data turns them into examples)."""
     fn = load(path, "dataset", DATASET_SIGNATURE)
     hint = f"\n  expected: {DATASET_SIGNATURE}"
     try:
-        rows = fn(split)
+        out = fn(split)
     except Exception as err:  # noqa: BLE001
         raise PluginError(f"dataset {path!r}: calling it with split={split!r} raised "
                           f"{type(err).__name__}: {err}{hint}") from err
+    if isinstance(out, (str, bytes, dict)):
+        raise PluginError(f"dataset {path!r}: split {split!r} returned a {type(out).__name__}, not a list{hint}")
     try:
-        rows = list(rows)
+        return list(out)
     except TypeError as err:
-        raise PluginError(f"dataset {path!r}: split {split!r} returned {type(rows).__name__}, not a list{hint}") from err
-    out = []
-    for i, row in enumerate(rows):
-        if isinstance(row, Example):
-            out.append(row)
-        elif isinstance(row, dict) and isinstance(row.get("prompt"), str) and "answer" in row:
-            meta = {k: v for k, v in row.items() if k not in ("prompt", "answer")}
-            out.append(Example(prompt=row["prompt"], answer=str(row["answer"]), meta=meta))
-        else:
-            raise PluginError(f"dataset {path!r}: split {split!r}, row {i} is {row!r:.200}: each row must be a "
-                              f"pods.data.Example or a dict with a string 'prompt' and an 'answer'{hint}")
-    return out
-
-
-def check_dataset(path: str, split: str = "train") -> None:
-    """Import `path` and load `split`: a non-empty list of valid examples."""
-    if not examples(path, split):
-        raise PluginError(f"dataset {path!r}: split {split!r} is empty\n  expected: {DATASET_SIGNATURE}")
+        raise PluginError(f"dataset {path!r}: split {split!r} returned {type(out).__name__}, not a list{hint}") from err

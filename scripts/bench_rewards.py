@@ -30,11 +30,10 @@ import json
 import time
 from pathlib import Path
 
-
-from pods import rewards  # noqa: E402
-from pods.rewards import math_answer  # noqa: E402
-from pods.io import atomic_write_json  # noqa: E402
-from pods.analysis.paper_data import locate_examples  # noqa: E402
+from pods import rewards
+from pods.rewards import math_answer
+from pods.io import atomic_write_json
+from pods.analysis.paper_data import locate_examples
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"
 

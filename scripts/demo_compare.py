@@ -36,7 +36,6 @@ from pods.errors import PodsError, ResultsError
 from pods.io import atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 METHODS = {  # name -> (n, m, rule, dynamic sampling, label)
     "grpo": (16, 16, "none", False, "GRPO 16/16"),

@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from pods.run.gpucheck import VARIANTS  # noqa: E402  (imports torch only)
+from pods.run.gpucheck import VARIANTS
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 

@@ -27,10 +27,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from pods import rewards  # noqa: E402
-from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number  # noqa: E402
+from pods import rewards
+from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number
 
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
 

@@ -20,17 +20,16 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
-from pods.analysis.curves import setting_curve, within_hours  # noqa: E402
-from pods.analysis.figures import TIME_AXIS, X_AXES, draw_bars, draw_curves, new_figure, save  # noqa: E402
-from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
-from pods.analysis.paper import FIGURES, draw_figure  # noqa: E402
-from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting  # noqa: E402
-from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds  # noqa: E402
-from pods.errors import ConfigError  # noqa: E402
+from pods.analysis.csvruns import TIME_UNITS
+from pods.analysis.curves import setting_curve, within_hours
+from pods.analysis.figures import TIME_AXIS, X_AXES, draw_bars, draw_curves, new_figure, save
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
+from pods.analysis.paper import FIGURES, draw_figure
+from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting
+from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds
+from pods.errors import ConfigError
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -20,12 +20,11 @@ import argparse
 import json
 import sys
 
-
-from pods.analysis.curves import setting_curve  # noqa: E402
-from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE  # noqa: E402
-from pods.analysis.settings import base_run, hours_arg, load_setting  # noqa: E402
-from pods.analysis.csvruns import TIME_UNITS  # noqa: E402
-from pods.analysis.speedup import speedup  # noqa: E402
+from pods.analysis.curves import setting_curve
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
+from pods.analysis.settings import base_run, hours_arg, load_setting
+from pods.analysis.csvruns import TIME_UNITS
+from pods.analysis.speedup import speedup
 
 
 UNITS = {"seconds": ("s", 3600.0), "minutes": ("min", 60.0), "hours": ("h", 1.0)}  # symbol, factor from hours

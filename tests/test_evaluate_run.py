@@ -14,7 +14,8 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from pods import backends
-from pods.evaluation import FORMAT, evaluate_run
+from pods.evaluation import evaluate_run
+from pods.evaluation.results import FORMAT
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = ["repeats=2", "max_tokens=4", "batch_size=8", "examples=2",

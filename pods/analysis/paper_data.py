@@ -90,7 +90,7 @@ def build(dest: Path, source: Path | None = None, log=print) -> tuple[Path, Path
 
 
 GET_IT = "get it with `uv run python scripts/paper_data.py` (or --from an existing clone of " + URL + ")"
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _places() -> list[Path]:

@@ -16,6 +16,7 @@ BACKENDS = {
     "vllm": "pods.backends.vllm",  # vLLM engine samples, transformers + PEFT trains
     "unsloth": "pods.backends.unsloth",  # Unsloth 4-bit model + its vLLM (GPU only)
 }
+GPU_ONLY = ("unsloth", "vllm")  # vllm also runs on CPU where a CPU build of vLLM is installed
 
 
 def build(cfg):

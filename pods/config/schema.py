@@ -1,24 +1,24 @@
-"""The training config's schema: one dataclass per section, documenting every key beside its field.
+"""The schema of train.py's and evaluate-run.py's configs: one dataclass per section, a comment per key.
 
-    from pods.config.schema import TrainConfig, RLConfig     # also re-exported by pods.config
-    cfg = OmegaConf.structured(TrainConfig)                  # the defaults (config/train.yaml mirrors them)
+    from pods.config.schema import TrainConfig, EvalConfig
+    cfg = OmegaConf.structured(TrainConfig)      # the defaults (config/train.yaml mirrors them)
 
-Every key here has a comment; config/train.yaml and its groups repeat it above each YAML key.
-The start-up checks that use these names live in pods.config (validate).
+Contract: every key is declared here once, with its type and a comment; config/*.yaml repeat the
+comment above each key. A choice's valid names live where it is implemented (`pods.config.checks.CHOICES`
+reads them there); its checks are that section's function in pods.config.checks.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from pods.core.schedule import SCHEDULERS  # noqa: F401  (optim.scheduler names)
-
-ALGORITHMS = ("auto", "pods", "grpo", "grpo_ga")
-SAVE_STRATEGIES = ("time", "steps", "no")
-OPTIMIZERS = ("adamw", "adamw_8bit")
-GPU_ONLY_BACKENDS = ("unsloth", "vllm")  # vllm is allowed on CPU only when a (CPU) vllm is importable
-DTYPES = ("float32", "bfloat16", "float16")
+SAVE_STRATEGIES = ("time", "steps", "no")  # rl.save_strategy (pods.run.checkpoint.SaveSchedule)
+OPTIMIZERS = ("adamw", "adamw_8bit")  # optim.name (pods.run.trainer.build_optimizer)
 
 
 @dataclass
@@ -129,5 +129,84 @@ class TrainConfig:
     rl: RLConfig = field(default_factory=RLConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     logging: LoggingConfig = field(default_factory=LoggingConfig)
-    warmstart: Any = None  # open section for pods.run.warmstart (null: no warm start)
-    evaluation: Any = None  # open section for pods.evaluation (null: unused)
+    warmstart: Any = None  # supervised warm start before RL (WarmStartSettings + cache_dir; null: none)
+    evaluation: Any = None  # held-out accuracy printed after training (HeldoutConfig; null: none)
+
+
+# ----------------------------------------------------------------------------- open sections of train.py
+
+
+@dataclass
+class WarmStartSettings:
+    """Everything that determines the warm-started model (all of it goes into the cache hash)."""
+
+    dataset: str = "arithmetic"  # pods.data task to learn (its train split); also the verifier's name
+    options: dict = field(default_factory=dict)  # keyword arguments for pods.data.load_dataset
+    prompt_style: str = "plain"  # how prompts are rendered (pods.data.render_prompts style)
+    arch: str = "qwen2"  # tiny architecture (pods.backends.tiny.ARCHITECTURES)
+    hidden: int = 64  # hidden size of the tiny model
+    layers: int = 2  # transformer layers
+    heads: int = 4  # attention heads
+    kv_heads: int = 2  # key/value heads
+    model_seed: int = 0  # seed of the random initialisation
+    seed: int = 0  # seed of the batch order
+    batch_size: int = 64  # problems per supervised step
+    lr: float = 1e-3  # AdamW learning rate (constant)
+    max_steps: int = 3000  # give up (error) if the target is not reached by then
+    eval_every: int = 10  # steps between held-out evaluations (accuracy rises steeply: check often)
+    eval_size: int = 256  # held-out problems per evaluation (the first of the test split)
+    target_greedy: float = 0.1  # stop at the first evaluation with greedy accuracy >= this
+    max_new_tokens: int = 8  # tokens generated when evaluating
+
+    def key(self) -> str:
+        blob = json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
+    """(settings, cache_dir) from a mapping/DictConfig with WarmStartSettings keys plus `cache_dir`."""
+    raw = dict(cfg) if cfg is not None else {}
+    cache_dir = Path(raw.pop("cache_dir", "checkpoints/.warmstart"))
+    raw.pop("enabled", None)
+    valid = {f.name for f in dataclasses.fields(WarmStartSettings)}
+    unknown = sorted(set(raw) - valid)
+    if unknown:
+        raise ValueError(f"warmstart: unknown key(s) {unknown}; valid keys: {', '.join(sorted(valid))}, cache_dir")
+    raw["options"] = dict(raw.get("options") or {})
+    return WarmStartSettings(**raw), cache_dir
+
+
+@dataclass
+class HeldoutConfig:
+    """The `evaluation` section: held-out accuracy of the final checkpoint (pods.evaluation.heldout)."""
+
+    size: int = 2000  # held-out problems: the first `size` of the run's test split
+    draws: int = 4  # sampled pass@1 = mean accuracy over this many samples per problem
+    temperature: float = 1.0  # sampling temperature of the draws
+    greedy: bool = True  # also report greedy accuracy
+    max_tokens: Any = None  # tokens per answer (null: rl.max_completion_tokens)
+    seed: int = 1234  # draw r samples with seed + 1000 r, the same for every run
+    batch_size: int = 1024  # prompts per generate call
+
+
+# ----------------------------------------------------------------------------- evaluate-run.py
+
+
+@dataclass
+class EvalConfig:
+    """config/evaluate.yaml: evaluate every checkpoint of a run (pods.evaluation.evaluate_run)."""
+
+    run_dir: Any = None  # the run directory written by train.py (required)
+    repeats: int = 1  # samples per problem and checkpoint (repeat r uses seed + 1000 r)
+    temperature: Any = None  # sampling temperature (0: greedy; null: the run's rl.temperature)
+    top_p: Any = None  # nucleus mass (null: the run's rl.top_p)
+    max_tokens: Any = None  # tokens per answer (null: the run's rl.max_completion_tokens)
+    seed: int = 1234  # sampling seed of repeat 0
+    batch_size: int = 256  # prompts per generate call
+    base: bool = True  # also evaluate the base model (key `base`)
+    examples: int = 3  # completions kept per checkpoint and dataset under `examples`
+    paper_grader: Any = "paper_answer"  # the authors' grader for paper_* metrics (pods.rewards.paper; null: none)
+    max_prompt_tokens: Any = None  # longer prompts are left out (null: the run's rl.max_prompt_tokens)
+    output: Any = None  # results file (null: <run_dir>/eval_results.json)
+    backend: Any = None  # backend keys merged over the run's (e.g. {name: vllm}); null: the run's
+    datasets: Any = None  # [{name, split, limit, ...}] (pods.evaluation.eval_datasets); null: the run's test split

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import math
 
+from pods.errors import ConfigError
+
 SCHEDULERS = ("constant", "constant_with_warmup", "linear", "cosine")
 
 
@@ -88,8 +90,6 @@ class LRSchedule:
         return {"optimizer_steps": self.optimizer_steps, "sizing": self.sizing()}
 
     def load_state_dict(self, state: dict) -> None:
-        from pods.config import ConfigError
-
         saved = state.get("sizing")
         if saved is not None and self.sizing() is not None and saved != self.sizing():
             raise ConfigError(f"this run's learning-rate schedule was sized as {saved}, the config now gives "

@@ -33,11 +33,15 @@ user question through `tokenizer.apply_chat_template(..., add_generation_prompt=
 from __future__ import annotations
 
 import logging
+import math
 from pathlib import Path
 from typing import Any
 
-from pods.data.sources import DATASETS, MATH_SUBSETS, Example, _load_rows, load_rows, to_examples  # noqa: F401
+from pods import plugins
+from pods.data import arithmetic
+from pods.data.sources import DATASETS, Example, load_rows, to_examples
 from pods.errors import ConfigError, DataError
+from pods.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +78,10 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
     Options by dataset: arithmetic (digits, operands, size, seed, test_size), gsm_symbolic
     (size, seed), math (subsets). Unknown options raise ValueError.
     """
-    from pods import plugins
-
-    if plugins.is_plugin(name):  # your own function, package.module:function (pods.plugins)
+    if plugins.is_plugin(name):  # your own function: path/to/file.py:function or package.module:function
         if options or path or hub or prompt_column or answer_column or subsets:
             raise ConfigError(f"dataset {name!r} is your own function: it takes no path or options, only the split")
-        examples = plugins.examples(name, split)
+        examples = plugin_examples(name, split)
         return examples[: int(limit)] if limit else examples
     if name not in DATASETS:
         raise ConfigError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}, or your own "
@@ -92,7 +94,7 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
         if options:
             raise ConfigError(f"{name}: unknown option(s) {sorted(options)}; valid: path, hub, limit, "
                               f"prompt_column, answer_column" + (", subsets" if name == "math" else ""))
-        rows, source, places = _load_rows(name, split, path, hub, subsets)
+        rows, source, places = load_rows(name, split, path, hub, subsets)
         examples = to_examples(name, rows, source, prompt_column, answer_column, places)
     return examples[: int(limit)] if limit else examples
 
@@ -108,9 +110,32 @@ def load_examples(ds) -> list[Example]:
     return examples
 
 
-def _arithmetic(split: str, **options) -> list[Example]:
-    from pods.data import arithmetic
+def plugin_examples(name: str, split: str) -> list[Example]:
+    """The examples of your dataset function `name` (pods.plugins): Examples, or dicts with a text `prompt`,
+    an `answer` (text or a finite number) and any columns for the rewards; PluginError naming the row."""
+    hint = f"\n  expected: {plugins.DATASET_SIGNATURE}"
+    out = []
+    for i, row in enumerate(plugins.rows(name, split)):
+        if isinstance(row, dict) and "prompt" in row and "answer" in row:
+            row = Example(prompt=row["prompt"], answer=row["answer"],
+                          meta={k: v for k, v in row.items() if k not in ("prompt", "answer")})
+        if not isinstance(row, Example):
+            raise plugins.PluginError(f"dataset {name!r}: split {split!r}, row {i} is {row!r:.200}: each row must be "
+                                      f"a pods.data.Example or a dict with a 'prompt' and an 'answer'{hint}")
+        answer = row.answer
+        number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
+        if not isinstance(row.prompt, str) or not (isinstance(answer, str) or (number and math.isfinite(answer))):
+            raise plugins.PluginError(
+                f"dataset {name!r}: split {split!r}, row {i}: the prompt must be text and the answer text or a finite "
+                f"number (a list, a mapping, NaN or a bool matches no completion); got prompt {row.prompt!r:.80}, "
+                f"answer {answer!r:.80}{hint}")
+        out.append(row if isinstance(answer, str) else Example(row.prompt, str(answer), row.meta))
+    if not out:
+        raise plugins.PluginError(f"dataset {name!r}: split {split!r} is empty{hint}")
+    return out
 
+
+def _arithmetic(split: str, **options) -> list[Example]:
     valid = {"digits", "operands", "size", "seed", "test_size"}
     if set(options) - valid:
         raise ConfigError(f"arithmetic: unknown option(s) {sorted(set(options) - valid)}; valid: {sorted(valid)}")
@@ -129,8 +154,6 @@ def _gsm_symbolic(split: str, **options) -> list[Example]:
     size, seed = int(options.get("size", 1000)), int(options.get("seed", 0))
     if split not in ("train", "test"):
         raise ConfigError(f"gsm_symbolic: unknown split {split!r}; valid: train, test")
-    from pods.extras import require
-
     reasoning_gym = require("reasoning_gym", "gym")  # optional extra: GSM8K-like problems made locally
 
     seed = GSM_SYMBOLIC_TEST_SEED if split == "test" else int(seed)

@@ -1,8 +1,8 @@
 """Hub and local-file sources of the datasets: which hub dataset, which columns, how answers are read.
 
     from pods.data.sources import DATASETS, load_rows, to_examples
-    rows, source = load_rows("gsm8k", "train", path=None, hub=None, subsets=None)   # list[dict], "openai/gsm8k/train"
-    examples = to_examples("gsm8k", rows, source, prompt_column=None, answer_column=None)
+    rows, source, places = load_rows("gsm8k", "train", path=None, hub=None, subsets=None)  # rows: list[dict]
+    examples = to_examples("gsm8k", rows, source, prompt_column=None, answer_column=None, places=places)
 
 `pods.data.load_dataset` is the public entry point (it also serves the generated tasks); this
 module holds the per-dataset source table `DATASETS` and the readers behind it. The hub is only
@@ -58,15 +58,9 @@ DATASETS: dict[str, _Spec | None] = {
 }
 
 
-def load_rows(name: str, split: str, path, hub, subsets) -> tuple[list[dict], str]:
-    """(rows, description of the source) from a local file/dir or the hub; DataError naming the file,
-    or ConfigError for a setting, when that fails."""
-    rows, source, _ = _load_rows(name, split, path, hub, subsets)
-    return rows, source
-
-
-def _load_rows(name: str, split: str, path, hub, subsets) -> tuple[list[dict], str, list[str] | None]:
-    """(rows, source, where each row is in the file: "line 3" / "row 3", None for the hub)."""
+def load_rows(name: str, split: str, path, hub, subsets) -> tuple[list[dict], str, list[str] | None]:
+    """(rows, description of the source, where each row is: "line 3" / "row 3", None for the hub) from a local
+    file/dir or the hub; DataError naming the file, or ConfigError for a setting, when that fails."""
     spec = DATASETS[name]
     if path is not None:
         file = _local_file(name, split, Path(path))

@@ -29,11 +29,17 @@ import json
 from pathlib import Path
 from typing import Callable, Sequence
 
+from omegaconf import OmegaConf
+
+from pods import backends, data, rewards
 from pods.backends.base import Sampling
+from pods.backends.checks import check_offline, load_error
 from pods.cli import doing
+from pods.config import read_run_config, to_container
+from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
-from pods.evaluation.results import (FORMAT, METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile,  # noqa: F401 (re-exported)
-                          checkpoint_step)
+from pods.evaluation.results import METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile, checkpoint_step
+from pods.run.checkpoint import intact
 
 ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]
 
@@ -97,8 +103,6 @@ def sample_answers(generator, prompt_ids: Sequence[list[int]], sampling: Samplin
 def complete_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
     """[(step, dir)] of intact checkpoints in step order (pods.run.checkpoint.intact: damaged ones are
     skipped with a warning naming them)."""
-    from pods.run.checkpoint import intact
-
     return [(checkpoint_step(d.name), d) for d in intact(Path(run_dir))]
 
 
@@ -126,8 +130,6 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
         if not full["reward"]:
-            from pods import rewards
-
             same = full["name"] == d.name
             full["reward"] = run_reward if same else rewards.DATASET_REWARD.get(full["name"], full["name"])
         full["key"] = full["key"] or full["name"]
@@ -138,9 +140,6 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
 def prepare_dataset(ds: dict, tokenizer, examples=None):
     """(prompt ids [N], answers [N], cols, answer_fn, format_fn, prompt texts) of one dataset entry;
     `examples`: its examples already read by pods.data.load_examples (read here when None)."""
-    from pods import rewards
-    from pods import data
-
     examples = data.load_examples(ds) if examples is None else examples
     examples, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"],
                                                system_prompt=ds["system_prompt"],
@@ -163,8 +162,6 @@ def with_run_defaults(eval_cfg, run_cfg):
     So a run is evaluated the way it sampled during training (the demo's 6-token answers are not
     given 512 tokens) unless a setting is given; the header says where each value came from.
     """
-    from omegaconf import OmegaConf
-
     cfg, lines = OmegaConf.create(OmegaConf.to_container(eval_cfg, resolve=True)), []
     for key, run_key in FROM_RUN.items():
         if cfg.get(key) is None:
@@ -190,23 +187,13 @@ def settings_of(eval_cfg, datasets: list[dict]) -> dict:
 
 def paper_graders(eval_cfg):
     """(answer_fn, format_fn) of the paper-compatible graders named by `eval_cfg.paper_grader`
-    (`paper_answer` or `paper_answer_decimal`; null: none, (None, None))."""
-    from pods import rewards
-
+    (`paper_answer` or `paper_answer_decimal`, checked by validate_eval; null: none, (None, None))."""
     name = eval_cfg.get("paper_grader")
-    if not name:
-        return None, None
-    valid = ("paper_answer", "paper_answer_decimal")
-    if name not in valid:
-        raise ConfigError(f"paper_grader={name!r}: use one of {', '.join(valid)} (the paper's last-number pattern "
-                          "\\d+ or [\\d.,]+), or null for no paper-compatible metrics")
-    return rewards.get(name), rewards.get("paper_format")
+    return (rewards.get(name), rewards.get("paper_format")) if name else (None, None)
 
 
 def _checked_dataset(ds: dict):
     """An evaluation entry's examples, read (and its verifiers looked up) before any model loads."""
-    from pods import data, rewards
-
     for key in ("reward", "format_reward"):
         if ds[key]:
             try:
@@ -235,14 +222,8 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
     run's own settings (`with_run_defaults`). Repeat r samples with seed `seed + 1000 * r`, the same for every checkpoint
     and run.
     """
-    from omegaconf import OmegaConf
-
-    from pods import backends
-    from pods.config.checks import check_offline, load_error, read_run_config
-
+    validate_eval(OmegaConf.create({**to_container(eval_cfg), "run_dir": run_dir and str(run_dir)}))  # before a model loads
     run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise ConfigError(f"{run_dir}: no config.yaml - not a run directory written by train.py")
     run_cfg = read_run_config(run_dir / "config.yaml")
     if eval_cfg.get("backend"):
         run_cfg.backend = OmegaConf.merge(run_cfg.backend, eval_cfg.backend)

@@ -12,36 +12,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
+from pods import backends
 from pods.backends.base import Sampling
-from pods.evaluation import prepare_dataset, complete_checkpoints, eval_datasets, sample_answers, score
+from pods.config.schema import HeldoutConfig
+from pods.evaluation import complete_checkpoints, eval_datasets, prepare_dataset, sample_answers, score
 
 
 def heldout_accuracy(generator, tokenizer, run_cfg, log=print) -> dict[str, float]:
-    """Held-out accuracy of the current policy, for the end of a training run (e.g. the CPU demo).
-
-    Reads `run_cfg.evaluation` (size, draws, temperature, max_tokens, seed, batch_size, greedy):
-    sampled pass@1 = mean accuracy over `draws` samples per problem of the first `size` test
-    problems of the run's dataset, plus greedy accuracy when `greedy` is true.
-    """
-    ev = run_cfg.get("evaluation") or {}
-    ds = eval_datasets({"datasets": [{"name": run_cfg.dataset.name, "limit": ev.get("size", 2000),
-                                      "format_reward": None}]}, run_cfg)[0]
+    """Held-out accuracy of the current policy per the run's `evaluation` section (HeldoutConfig):
+    sampled pass@1 = mean accuracy over `draws` samples per problem of the first `size` test problems
+    of the run's dataset, plus greedy accuracy when `greedy` is true."""
+    ev = HeldoutConfig(**(run_cfg.get("evaluation") or {}))
+    ds = eval_datasets({"datasets": [{"name": run_cfg.dataset.name, "limit": ev.size, "format_reward": None}]},
+                       run_cfg)[0]
     prompts, answers, cols, answer_fn, _, _ = prepare_dataset(ds, tokenizer)
-    out, seed, bs = {}, int(ev.get("seed", 1234)), int(ev.get("batch_size", 1024))
-    max_tokens = int(ev.get("max_tokens", run_cfg.rl.max_completion_tokens))
-    draws = int(ev.get("draws", 4))
-    accs = []
-    for r in range(draws):
-        s = Sampling(max_tokens=max_tokens, temperature=float(ev.get("temperature", 1.0)), seed=seed + 1000 * r)
-        texts, lens = sample_answers(generator, prompts, s, batch_size=bs)
-        accs.append(score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"])
-    out["sampled_acc"] = sum(accs) / draws
-    if ev.get("greedy", True):
-        texts, lens = sample_answers(generator, prompts, Sampling(max_tokens=max_tokens, temperature=0.0, seed=seed),
-                                     batch_size=bs)
-        out["greedy_acc"] = score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"]
+    max_tokens = ev.max_tokens or run_cfg.rl.max_completion_tokens
+
+    def accuracy(temperature: float, seed: int) -> float:
+        s = Sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
+        texts, lens = sample_answers(generator, prompts, s, batch_size=ev.batch_size)
+        return score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"]
+
+    out = {"sampled_acc": sum(accuracy(ev.temperature, ev.seed + 1000 * r) for r in range(ev.draws)) / ev.draws}
+    if ev.greedy:
+        out["greedy_acc"] = accuracy(0.0, ev.seed)
     log(f"held-out accuracy on {len(prompts)} {ds['name']} test problems: sampled pass@1 "
-        f"{out['sampled_acc']:.4f} (T={ev.get('temperature', 1.0)}, mean of {draws} draws)"
+        f"{out['sampled_acc']:.4f} (T={ev.temperature}, mean of {ev.draws} draws)"
         + (f", greedy {out['greedy_acc']:.4f}" if "greedy_acc" in out else ""))
     return out
 
@@ -49,10 +47,6 @@ def heldout_accuracy(generator, tokenizer, run_cfg, log=print) -> dict[str, floa
 def final_heldout(run_dir: str | Path, log=print) -> dict[str, float] | None:
     """`heldout_accuracy` of the latest complete checkpoint of a run whose config has an `evaluation`
     section (the CPU demo); None when the section is null. For train.py to call after training."""
-    from omegaconf import OmegaConf
-
-    from pods import backends
-
     run_dir = Path(run_dir)
     run_cfg = OmegaConf.load(run_dir / "config.yaml")
     ckpts = complete_checkpoints(run_dir)

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Callable
 
+from pods import plugins
 from pods.rewards.arithmetic import arithmetic_reward
 from pods.rewards.chemistry import chemistry_reward
 from pods.rewards.format import format_reward, strict_format, tags_reward
@@ -73,8 +74,6 @@ def names() -> list[str]:
 def get(name: str) -> RewardFn:
     """The reward function registered as `name`, or your own at `package.module:function`
     (pods.plugins); ValueError listing valid names otherwise."""
-    from pods import plugins
-
     if plugins.is_plugin(name):
         return plugins.reward(name)
     try:

@@ -29,7 +29,11 @@ from pathlib import Path
 
 import torch
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "config"
+from pods.backends.base import Sampling
+from pods.run import trainer
+from pods.run.metrics import read_metrics
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 # variant -> (backend, LoRA?)
 VARIANTS = {"hf": ("hf", True), "hf-full": ("hf", False), "vllm": ("vllm", True),
             "vllm-full": ("vllm", False), "unsloth": ("unsloth", True)}
@@ -111,8 +115,6 @@ def greedy_agreement(policy, prompts: list[list[int]], completions: list[list[in
 
 def probe_handover(policy, generator, prompts, *, max_tokens: int, tol: float, seed: int = 0) -> dict:
     """Perturb the trainee until its greedy output leaves what the generator serves, hand over, re-check."""
-    from pods.backends.base import Sampling
-
     greedy = Sampling(max_tokens=max_tokens, temperature=0.0)
     stale = generator.generate(prompts, 1, greedy).completion_ids
     params = policy.trainable_parameters()
@@ -145,9 +147,6 @@ class LastStepChecks:
         self.greedy = self.probe = None
 
     def __call__(self, row, policy, generator):
-        from pods.backends.base import Sampling
-        from pods.run.trainer import load_prompts
-
         fp = fingerprint(policy.trainable_parameters())
         self.first = fp if self.first is None else self.first
         self.last = fp
@@ -155,7 +154,7 @@ class LastStepChecks:
             return None
         tol = self.tol if self.tol is not None else (1e-3 if policy.precision.compute == torch.float32 else 0.5)
         self.tol = tol
-        prompts = load_prompts(self.cfg, policy.tokenizer)[0][:PROBE_PROMPTS]
+        prompts = trainer.load_prompts(self.cfg, policy.tokenizer)[0][:PROBE_PROMPTS]
         served = generator.generate(prompts, 1, Sampling(max_tokens=self.max_tokens, temperature=0.0))
         self.greedy = greedy_agreement(policy, prompts, served.completion_ids, tol)
         self.probe = probe_handover(policy, generator, prompts, max_tokens=self.max_tokens, tol=tol,
@@ -202,9 +201,6 @@ def verdict(rows: list[dict], hook: LastStepChecks, steps: int) -> list[str]:
 def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int = 3,
                 cache_dir: Path = Path("checkpoints/.warmstart"), tol: float | None = None) -> dict:
     """Train `steps` steps of one variant and check it; returns the result row (see the module docstring)."""
-    from pods.run import trainer
-    from pods.run.metrics import read_metrics
-
     if steps < 2:
         raise ValueError(f"steps={steps}: the weight check compares the first and the last step; use >= 2")
     cfg = compose(overrides(variant, tiny=tiny, model=model, out_dir=Path(out_dir), steps=steps,

@@ -31,8 +31,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import torch
+from omegaconf import OmegaConf
 
 from pods.config.aliases import trl_metric_names
+from pods.extras import require
 from pods.io import atomic_write_text, writing
 
 METRICS_FILE = "metrics.jsonl"
@@ -131,10 +133,6 @@ class MetricsLogger:
 
 
 def _start_wandb(run_dir: Path, cfg):
-    from omegaconf import OmegaConf
-
-    from pods.extras import require
-
     wandb = require("wandb", "wandb")
 
     if not os.environ.get("WANDB_API_KEY") and "WANDB_MODE" not in os.environ:

@@ -6,7 +6,7 @@
 A run directory holds one run: resuming it with other settings (except the run length, logging and
 saving, which may change between resumes) is refused with the changed keys, and nothing in it is touched.
 Also refused: continuing a run that saved nothing, and changing the length of a run whose learning-rate
-schedule is sized by that length. Also importable as `pods.config.check_run_dir`.
+schedule is sized by that length.
 """
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from pods.config import read_run_config, to_container
 from pods.errors import ConfigError
+from pods.run.checkpoint import latest
+from pods.run.metrics import read_metrics
 
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
                        "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
@@ -52,9 +55,6 @@ def check_run_dir(cfg, path: Path) -> None:
     saved = path / "config.yaml"
     if not saved.exists():
         return
-    from pods.config import to_container  # pods.config re-exports this module: imported here, not at the top
-    from pods.config.checks import read_run_config
-
     old = OmegaConf.to_container(read_run_config(saved), resolve=True)
     diff = differences(_comparable(old), _comparable(to_container(cfg)))
     if diff:
@@ -63,9 +63,6 @@ def check_run_dir(cfg, path: Path) -> None:
             f"To continue that run, rerun it with its own settings (they are in {saved}); to train this "
             f"configuration, choose another run_name=NAME or output_root=DIR."
         )
-    from pods.run.checkpoint import latest
-    from pods.run.metrics import read_metrics
-
     rl = cfg.rl
     rows = read_metrics(path)
     if cfg.resume and rl.save_strategy == "no" and not rl.save_final and rows and latest(path) is None:

@@ -43,19 +43,24 @@ import numpy as np
 import torch
 from omegaconf import OmegaConf
 
-from pods.run import checkpoint as ckpt
-from pods.core.algorithms import plan_update
+from pods import backends, data, rewards
 from pods.backends.base import Sampling, sampling_seed
+from pods.backends.checks import check_offline, load_error
 from pods.cli import doing, note
+from pods.config import algorithm, run_dir as get_run_dir
+from pods.config.checks import validate
+from pods.core.algorithms import plan_update
 from pods.core.collect import collect
-from pods.config import ConfigError, algorithm, check_run_dir, run_dir as get_run_dir, validate
-from pods.config.checks import check_offline, load_error
-from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
-from pods.io import atomic_write_text
-from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
 from pods.core.losses import policy_loss
-from pods.run.samples import SampleLog
 from pods.core.schedule import LRSchedule
+from pods.errors import ConfigError
+from pods.io import atomic_write_text
+from pods.run import checkpoint as ckpt
+from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
+from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
+from pods.run.rundir import check_run_dir
+from pods.run.samples import SampleLog
+from pods.run.warmstart import ensure_warmstart
 
 
 def seed_everything(seed: int) -> None:
@@ -85,8 +90,6 @@ class PromptStream:
 def load_prompts(cfg, tokenizer, examples=None):
     """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter;
     `examples`: the set already read by pods.data.load_examples (read here when None)."""
-    from pods import data
-
     d = cfg.dataset
     examples = data.load_examples(d) if examples is None else examples
     kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
@@ -99,8 +102,6 @@ def load_prompts(cfg, tokenizer, examples=None):
 
 def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Weighted sum of the reward functions: (total [N], {name: [N]})."""
-    from pods import rewards
-
     per_fn = {item["name"]: torch.tensor(rewards.get(item["name"])(texts, answers, **cols), dtype=torch.float32)
               for item in reward_cfg}
     total = sum(float(item.get("weight", 1.0)) * per_fn[item["name"]] for item in reward_cfg)
@@ -182,15 +183,9 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     pods.run.guard.NonFiniteError after rl.max_nonfinite_steps skipped steps in a row, pods.io.WriteError
     when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged.
     """
-    from pods import backends
-
     validate(cfg)
-    from pods.data import load_examples
-
-    examples = load_examples(cfg.dataset)  # every data file read and checked before any model loads
+    examples = data.load_examples(cfg.dataset)  # every data file read and checked before any model loads
     if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
-        from pods.run.warmstart import ensure_warmstart
-
         cfg.model.name = str(ensure_warmstart(cfg.warmstart))  # relative to the project when cache_dir is
     rl, alg = cfg.rl, algorithm(cfg)
     rdir = get_run_dir(cfg)

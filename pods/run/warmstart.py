@@ -18,65 +18,22 @@ Command line (prints the cache directory and the accuracies):
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
-from pods.io import new_dir_mode
+from pods import data, rewards
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
-
-
-@dataclass
-class WarmStartSettings:
-    """Everything that determines the warm-started model (all of it goes into the cache hash)."""
-
-    dataset: str = "arithmetic"  # pods.data task to learn (its train split); also the verifier's name
-    options: dict = field(default_factory=dict)  # keyword arguments for pods.data.load_dataset
-    prompt_style: str = "plain"  # how prompts are rendered (pods.data.render_prompts style)
-    arch: str = "qwen2"  # tiny architecture (pods.backends.tiny.ARCHITECTURES)
-    hidden: int = 64  # hidden size of the tiny model
-    layers: int = 2  # transformer layers
-    heads: int = 4  # attention heads
-    kv_heads: int = 2  # key/value heads
-    model_seed: int = 0  # seed of the random initialisation
-    seed: int = 0  # seed of the batch order
-    batch_size: int = 64  # problems per supervised step
-    lr: float = 1e-3  # AdamW learning rate (constant)
-    max_steps: int = 3000  # give up (error) if the target is not reached by then
-    eval_every: int = 10  # steps between held-out evaluations (accuracy rises steeply: check often)
-    eval_size: int = 256  # held-out problems per evaluation (the first of the test split)
-    target_greedy: float = 0.1  # stop at the first evaluation with greedy accuracy >= this
-    max_new_tokens: int = 8  # tokens generated when evaluating
-
-    def key(self) -> str:
-        blob = json.dumps(dataclasses.asdict(self), sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()[:12]
-
-
-def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
-    """(settings, cache_dir) from a mapping/DictConfig with WarmStartSettings keys plus `cache_dir`."""
-    raw = dict(cfg) if cfg is not None else {}
-    cache_dir = Path(raw.pop("cache_dir", "checkpoints/.warmstart"))
-    raw.pop("enabled", None)
-    valid = {f.name for f in dataclasses.fields(WarmStartSettings)}
-    unknown = sorted(set(raw) - valid)
-    if unknown:
-        raise ValueError(f"warmstart: unknown key(s) {unknown}; valid keys: {', '.join(sorted(valid))}, cache_dir")
-    raw["options"] = dict(raw.get("options") or {})
-    s = WarmStartSettings(**raw)
-    if not 0 < s.target_greedy <= 1:
-        raise ValueError(f"warmstart.target_greedy must lie in (0, 1], got {s.target_greedy}")
-    if min(s.batch_size, s.max_steps, s.eval_every, s.eval_size, s.max_new_tokens) < 1 or s.lr <= 0:
-        raise ValueError("warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive")
-    return s, cache_dir
+from pods.config.checks import warmstart_problems
+from pods.config.schema import WarmStartSettings, settings_from
+from pods.errors import ConfigError
+from pods.io import new_dir_mode
 
 
 # ----------------------------------------------------------------------------- data
@@ -84,9 +41,6 @@ def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
 
 def task_data(s: WarmStartSettings, tokenizer):
     """(train prompt ids, train target ids, held-out prompt ids, held-out answers, verifier) for the task."""
-    from pods import rewards
-    from pods import data
-
     train = data.load_dataset(s.dataset, split="train", **s.options)
     test = data.load_dataset(s.dataset, split="test", **s.options)[: s.eval_size]
     _, train_prompts, _ = data.render_prompts(train, tokenizer, style=s.prompt_style)
@@ -175,6 +129,9 @@ def train(s: WarmStartSettings, log=print):
 
 def ensure_warmstart(cfg, log=print) -> Path:
     """The cached warm-started model directory for these settings, training it first if missing."""
+    problems = warmstart_problems(cfg)
+    if problems:
+        raise ConfigError("invalid warm-start settings:\n  - " + "\n  - ".join(problems))
     s, cache_dir = settings_from(cfg)
     final = cache_dir / s.key()
     if (final / "warmstart.json").is_file():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pods import plugins, rewards
-from pods.data import load_dataset
+from pods.data import load_dataset, plugin_examples
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,13 +60,13 @@ def test_a_reward_by_import_path_is_a_registry_reward(user_module):
 
 
 @pytest.mark.parametrize("path, message", [
-    ("nosuchmodule:f", "cannot import module 'nosuchmodule'"),
+    ("nosuchmodule:f", "cannot import 'nosuchmodule'"),
     ("mine:missing", "has no attribute 'missing'"),
     ("mine:NOT_A_FUNCTION", "is a int, not a function"),
     ("mine:short", "returned 1 values; return one score per completion"),
     ("mine:broken", "the probe call on two completions raised KeyError"),
     ("mine:words", "not a list of numbers"),
-    ("mine:", "write it as package.module:function"),
+    ("mine:", "write it as path/to/file.py:function or package.module:function"),
 ])
 def test_each_failing_reward_check_says_which_and_shows_the_signature(user_module, path, message):
     with pytest.raises(plugins.PluginError) as err:
@@ -91,14 +91,15 @@ def test_a_dataset_by_import_path(user_module):
 ])
 def test_each_failing_dataset_check_says_which(user_module, path, message):
     with pytest.raises(plugins.PluginError) as err:
-        plugins.check_dataset(path)
+        plugin_examples(path, "train")
     assert message in str(err.value) and plugins.DATASET_SIGNATURE in str(err.value)
 
 
 def test_validate_reports_plugin_problems_before_a_model_loads(user_module):
     from hydra import compose, initialize_config_dir
 
-    from pods.config import ConfigError, validate
+    from pods.config.checks import validate
+    from pods.errors import ConfigError
 
     with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
         cfg = compose(config_name="train", overrides=[

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+from pods import rewards
+
 TRL_ONLY_KWARGS = ("prompts", "completion_ids", "trainer_state", "log_extra", "log_metric", "environments")
 
 
@@ -17,8 +19,6 @@ def trl_reward_funcs(specs: list[dict], answer_column: str = "answer") -> tuple[
     each adapter calls `rewards.get(name)(completions, answers, **columns)` (conversational
     completions are reduced to their text). Logged by TRL as `rewards/<name>/mean`.
     """
-    from pods import rewards
-
     funcs, weights = [], []
     for spec in specs:
         name, fn = spec["name"], rewards.get(spec["name"])

@@ -1,7 +1,5 @@
 """The transformers + PEFT backend on a tiny model: sampling, log-probs, reference, save/load."""
 
-import sys
-from pathlib import Path
 
 import pytest
 import torch

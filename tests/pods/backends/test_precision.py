@@ -8,8 +8,6 @@ float32 step does, while bfloat16-stored weights (the old GPU behaviour) lose mo
 """
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 import torch

@@ -6,8 +6,6 @@ The engine itself is tested in tests/pods/backends/test_vllm.py (the vLLM CPU ti
 """
 
 import json
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import torch

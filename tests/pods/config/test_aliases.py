@@ -10,7 +10,8 @@ from omegaconf import OmegaConf
 
 from pods.config import aliases
 from pods.config.aliases import CONFIG_ALIASES, hint, rewrite_overrides, schema_keys, trl_metric_names
-from pods.config import ConfigError, validate
+from pods.config.checks import validate
+from pods.errors import ConfigError
 from pods.run.metrics import MetricsLogger, read_metrics
 from helpers import compose_cfg
 

@@ -1,32 +1,38 @@
 """Config composition (config/*.yaml) and the start-up checks of pods.config.validate."""
 
-import sys
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
+import importlib.util
+
 from pods import config as pc
+from pods.backends import checks as bc
+from pods.config import checks
+from pods.config.schema import TrainConfig
+from pods.errors import ConfigError
+from pods.run.rundir import check_run_dir
 from helpers import CONFIG_DIR, compose_cfg
 
-REAL_REWARD_CHECK = pc._check_rewards  # the autouse fixture below replaces it for speed and isolation
+REAL_REWARD_CHECK = checks.reward_problems  # the autouse fixture below replaces it for speed and isolation
 PRESETS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
 
 
 @pytest.fixture(autouse=True)
 def _no_reward_registry(monkeypatch):
-    monkeypatch.setattr(pc, "_check_rewards", lambda data: [])
+    monkeypatch.setattr(checks, "reward_problems", lambda data: [])
 
 
 def errors(cfg, **kw) -> str:
-    with pytest.raises(pc.ConfigError) as err:
-        pc.validate(cfg, **kw)
+    with pytest.raises(ConfigError) as err:
+        checks.validate(cfg, **kw)
     return str(err.value)
 
 
 def test_defaults_are_the_paper_setting_and_valid():
     cfg = compose_cfg([])
-    pc.validate(cfg, cuda=False)
+    checks.validate(cfg, cuda=False)
     assert (cfg.rl.n, cfg.rl.m, cfg.rl.rule, cfg.rl.temperature) == (64, 16, "max_variance", 0.9)
     assert (cfg.model.lora.rank, cfg.model.lora.alpha, cfg.model.load_in_4bit) == (64, 64, True)
     assert (cfg.optim.lr, cfg.optim.max_grad_norm, cfg.rl.beta, cfg.rl.prompts_per_step) == (5e-6, 0.1, 0.0, 1)
@@ -40,7 +46,7 @@ def test_defaults_are_the_paper_setting_and_valid():
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_composes_and_validates(preset):
     cfg = compose_cfg([f"experiment={preset}"])
-    pc.validate(cfg, cuda=True)
+    checks.validate(cfg, cuda=True)
 
 
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p != "demo"])
@@ -82,10 +88,10 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.n=8", "rl.m=16"], "rl.m=16 > rl.n=8"),
     (["rl.m=1"], "at least 2 kept rollouts"),
     (["rule=none"], "rl.rule=none keeps all rollouts"),
-    (["rl.rule=best"], "unknown rl.rule 'best'; valid rules: max_variance"),
-    (["optim.lr=0"], "optim.lr must be a positive number"),
-    (["rl.max_completion_tokens=-5"], "rl.max_completion_tokens must be a positive number"),
-    (["rl.save_interval=0"], "rl.save_interval must be a positive number"),
+    (["rl.rule=best"], "unknown rl.rule 'best'; valid: max_variance"),
+    (["optim.lr=0"], "optim.lr must be a number > 0, got 0"),
+    (["rl.max_completion_tokens=-5"], "rl.max_completion_tokens must be an integer >= 1, got -5"),
+    (["rl.save_interval=0"], "rl.save_interval must be a number > 0, got 0"),
     (["rl.max_steps=null", "rl.max_time=null"], "never stops"),
     (["rl.algorithm=grpo_ga", "rl.n=8", "rl.m=4"], "grpo_ga trains on all n rollouts in one optimizer step"),
     (["rl.algorithm=sgd"], "unknown rl.algorithm"),
@@ -100,7 +106,7 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.save_strategy=epoch"], "unknown rl.save_strategy"),
     (["dataset.name=gsm9k"], "unknown dataset.name 'gsm9k'; valid: "),
     (["dataset.prompt_style=chat"], "unknown dataset.prompt_style 'chat'"),
-    (["dataset.shuffle_seed=-1"], "dataset.shuffle_seed must be a non-negative integer or null"),
+    (["dataset.shuffle_seed=-1"], "dataset.shuffle_seed must be an integer >= 0 or null, got -1"),
     (["model.dtype=int3"], "unknown model.dtype 'int3'"),
     (["rl.max_nonfinite_steps=0"], "rl.max_nonfinite_steps must be an integer >= 1"),
     (["rl.save_final=false", "rl.save_strategy=steps", "rl.save_steps=100", "rl.max_steps=50"],
@@ -138,20 +144,20 @@ def test_backend_section_is_open_but_name_is_checked():
     cfg = compose_cfg([])
     OmegaConf.set_struct(cfg, False)
     cfg.backend.gpu_memory_utilization = 0.5
-    pc.validate(cfg, cuda=False)
+    checks.validate(cfg, cuda=False)
     cfg.backend.name = "tpu"
-    assert "unknown backend.name 'tpu'; valid backends: hf" in errors(cfg, cuda=False)
+    assert "unknown backend.name 'tpu'; valid: hf" in errors(cfg, cuda=False)
 
 
 @pytest.mark.parametrize("backend", ["unsloth", "vllm"])
 def test_gpu_only_backend_without_cuda_points_at_the_demo(backend, monkeypatch):
-    monkeypatch.setattr(pc.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     cfg = compose_cfg([])
     OmegaConf.set_struct(cfg, False)
     cfg.backend = {"name": backend}
     msg = errors(cfg, cuda=False)
     assert "needs a CUDA GPU" in msg and "experiment=demo" in msg
-    pc.validate(cfg, cuda=True)
+    checks.validate(cfg, cuda=True)
 
 
 def test_run_name_and_algorithm_derivation():
@@ -170,10 +176,10 @@ def test_a_decaying_schedule_cannot_be_resized_on_resume(tmp_path):
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
-    pc.check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"]), run)
+    check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"]), run)
     longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine", "rl.max_time=43200"])
-    with pytest.raises(pc.ConfigError, match=r"rl.max_time: 21600 -> 43200\) would bend the schedule"):
-        pc.check_run_dir(longer, run)
+    with pytest.raises(ConfigError, match=r"rl.max_time: 21600 -> 43200\) would bend the schedule"):
+        check_run_dir(longer, run)
 
 
 def test_output_dir_with_a_different_run_is_refused(tmp_path):
@@ -181,33 +187,33 @@ def test_output_dir_with_a_different_run_is_refused(tmp_path):
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
-    pc.check_run_dir(cfg, run)  # same run: fine (resume)
+    check_run_dir(cfg, run)  # same run: fine (resume)
     longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.max_steps=99", "logging.wandb=true"])
-    pc.check_run_dir(longer, run)  # run length and logging may change between resumes
+    check_run_dir(longer, run)  # run length and logging may change between resumes
     other = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
-    with pytest.raises(pc.ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)") as err:
-        pc.check_run_dir(other, run)
+    with pytest.raises(ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)") as err:
+        check_run_dir(other, run)
     assert "delete" not in str(err.value) and "choose another run_name=NAME" in str(err.value)
     assert f"rerun it with its own settings (they are in {run / 'config.yaml'})" in str(err.value)
 
 
 def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metrics(tmp_path):
     explicit = ["rl.save_final=false", "rl.save_strategy=no", "rl.max_steps=5"]
-    pc.validate(compose_cfg(explicit), cuda=False)
-    pc.validate(compose_cfg(["rl.save_final=false", "rl.save_steps=5", "rl.save_strategy=steps", "rl.max_steps=5"]),
+    checks.validate(compose_cfg(explicit), cuda=False)
+    checks.validate(compose_cfg(["rl.save_final=false", "rl.save_steps=5", "rl.save_strategy=steps", "rl.max_steps=5"]),
                 cuda=False)  # a save point within the run
     cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", *explicit])
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
-    pc.check_run_dir(cfg, run)  # nothing logged yet
+    check_run_dir(cfg, run)  # nothing logged yet
     (run / "metrics.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
-    with pytest.raises(pc.ConfigError, match=r"holds 2 logged steps of a run that saved no checkpoint.*another "
+    with pytest.raises(ConfigError, match=r"holds 2 logged steps of a run that saved no checkpoint.*another "
                                              r"run_name=NAME, or set resume=false to train it again"):
-        pc.check_run_dir(cfg, run)
+        check_run_dir(cfg, run)
     assert (run / "metrics.jsonl").read_text() == '{"step": 1}\n{"step": 2}\n'
     cfg.resume = False  # start over on purpose: allowed (the trainer keeps the old rows aside)
-    pc.check_run_dir(cfg, run)
+    check_run_dir(cfg, run)
 
 
 def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
@@ -218,10 +224,10 @@ def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
     cfg.model.name = "checkpoints/.warmstart/0123abcd"  # the project moved; same warm start
-    pc.check_run_dir(cfg, run)
+    check_run_dir(cfg, run)
     cfg.model.name = "checkpoints/.warmstart/ffffffff"  # another warm start: a different run
-    with pytest.raises(pc.ConfigError, match="model.name: '0123abcd' -> 'ffffffff'"):
-        pc.check_run_dir(cfg, run)
+    with pytest.raises(ConfigError, match="model.name: '0123abcd' -> 'ffffffff'"):
+        check_run_dir(cfg, run)
 
 
 @pytest.mark.parametrize("preset", ["gsm8k_main", "math_main", "demo"])
@@ -244,7 +250,7 @@ def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, val
         cfg = compose(config_name="train", overrides=[f"experiment={preset}"], return_hydra_config=True)
     assert str(cfg.hydra.sweeper.params[key]) == values
     for value in values.split(","):  # every swept setting is itself valid
-        pc.validate(compose_cfg([f"experiment={preset}", f"{key}={value}"]), cuda=True)
+        checks.validate(compose_cfg([f"experiment={preset}", f"{key}={value}"]), cuda=True)
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -294,8 +300,8 @@ def test_a_missing_key_is_named():
 
 
 def test_run_names_inside_output_root_are_fine(tmp_path):
-    pc.validate(compose_cfg([f"output_root={tmp_path}", "run_name=sweep1/run-a"]), cuda=False)
-    pc.validate(compose_cfg([f"output_root={tmp_path / 'new' / 'dir'}"]), cuda=False)  # created when missing
+    checks.validate(compose_cfg([f"output_root={tmp_path}", "run_name=sweep1/run-a"]), cuda=False)
+    checks.validate(compose_cfg([f"output_root={tmp_path / 'new' / 'dir'}"]), cuda=False)  # created when missing
 
 
 def test_output_root_that_is_a_file(tmp_path):
@@ -322,7 +328,7 @@ def test_every_int_field_of_the_schema_refuses_a_fraction():
             elif hints[f.name] is int:
                 yield prefix + f.name
 
-    keys = list(int_keys(pc.TrainConfig))
+    keys = list(int_keys(TrainConfig))
     assert {"rl.n", "rl.m", "seed", "model.lora.rank", "model.tiny.hidden", "rl.save_steps"} <= set(keys)
     for key in keys:
         assert f"{key} must be an integer, got 2.5" in errors(compose_cfg([f"{key}=2.5"]), cuda=False), key
@@ -341,20 +347,17 @@ def test_the_demos_open_sections_are_checked_too(overrides, message):
 
 
 def test_model_name_is_tiny_a_local_model_directory_or_a_hub_id(tmp_path, monkeypatch):
-    from pods.config import checks as cc
-    from pods.errors import ConfigError
-
-    assert cc.model_problems("tiny") == [] and cc.model_problems("Qwen/Qwen2.5-3B-Instruct") == []
-    assert cc.model_problems("gpt2") == []  # a hub id without a namespace
-    assert "no such directory, and not a hub id" in cc.model_problems("/nonexistent/model")[0]
-    assert "no such directory, and not a hub id" in cc.model_problems("runs/a/b")[0]
-    assert "a local model is a directory holding config.json" in cc.model_problems(str(tmp_path))[0]
+    assert bc.model_problems("tiny") == [] and bc.model_problems("Qwen/Qwen2.5-3B-Instruct") == []
+    assert bc.model_problems("gpt2") == []  # a hub id without a namespace
+    assert "no such directory, and not a hub id" in bc.model_problems("/nonexistent/model")[0]
+    assert "no such directory, and not a hub id" in bc.model_problems("runs/a/b")[0]
+    assert "a local model is a directory holding config.json" in bc.model_problems(str(tmp_path))[0]
     (tmp_path / "config.json").write_text("{}")
-    assert cc.model_problems(str(tmp_path)) == []
+    assert bc.model_problems(str(tmp_path)) == []
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ConfigError, match="offline .HF_HUB_OFFLINE. and not in the local cache"):
-        cc.check_offline("pods-test/never-downloaded")
-    cc.check_offline(str(tmp_path))  # local: nothing to download
-    err = cc.load_error("org/typo", OSError("org/typo is not a local folder and is not a valid model identifier"))
+        bc.check_offline("pods-test/never-downloaded")
+    bc.check_offline(str(tmp_path))  # local: nothing to download
+    err = bc.load_error("org/typo", OSError("org/typo is not a local folder and is not a valid model identifier"))
     assert isinstance(err, ConfigError)
     assert "model.name org/typo could not be loaded (OSError: org/typo is not" in str(err)

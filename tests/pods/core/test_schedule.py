@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformers import get_scheduler
 
-from pods.config import ConfigError
+from pods.errors import ConfigError
 from pods.core.schedule import SCHEDULERS, LRSchedule, lr_factor
 
 

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from pods import data
+from pods.data.sources import MATH_SUBSETS
 from pods.backends.tiny import byte_tokenizer
 
 FIX = "tests/fixtures"
@@ -205,7 +206,7 @@ HUB_CASES = [
     # GSM8K: config 'main'
     pytest.param("gsm8k", "train", [("openai/gsm8k", "main", "train")], ["1234"], id="gsm8k"),
     # MATH: one call per hendrycks subset, all 7 concatenated
-    pytest.param("math", "test", [("EleutherAI/hendrycks_math", s, "test") for s in data.MATH_SUBSETS],
+    pytest.param("math", "test", [("EleutherAI/hendrycks_math", s, "test") for s in MATH_SUBSETS],
                  [r"\frac{1}{2}"] * 7, id="math-7-subsets"),
     # MATH-500 and AMC23: test split only
     pytest.param("math500", "test", [("HuggingFaceH4/MATH-500", None, "test")], [r"\sqrt{2}"], id="math500"),

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from pods.backends.base import Sampling
-from pods.evaluation import FORMAT, ResultsFile, complete_checkpoints, sample_answers, score
+from pods.evaluation import complete_checkpoints, sample_answers, score
+from pods.evaluation.results import FORMAT, ResultsFile
 from pods.core.rollouts import Rollouts
 
 
@@ -164,7 +165,7 @@ FIX = __import__("pathlib").Path(__file__).resolve().parents[2] / "fixtures" / "
 
 
 def test_results_file_with_paper_metrics(tmp_path):
-    from pods.evaluation import PAPER_METRICS
+    from pods.evaluation.results import PAPER_METRICS
 
     metrics = ("ans_acc", "for_acc", "both_acc", "lengths") + PAPER_METRICS
     path = tmp_path / "r.json"
@@ -254,7 +255,7 @@ def test_paper_grader_must_be_a_paper_grader(gsm8k_run):
     from pods.evaluation import evaluate_run
 
     run_dir, ev, build, _ = gsm8k_run
-    with pytest.raises(ValueError, match="use one of paper_answer, paper_answer_decimal"):
+    with pytest.raises(ValueError, match="paper_grader must be paper_answer, paper_answer_decimal or null"):
         evaluate_run(run_dir, ev("paper_grader=gsm8k", f"datasets=[{{name:gsm8k,path:{FIX}}}]"), log=lambda *a: None,
                      build=build)
     assert not (run_dir / "eval_results.json").exists()  # refused before anything was written

@@ -3,13 +3,11 @@ a stale one, and every variant's config composes and validates."""
 
 import copy
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-from pods import config as pc
+from pods.config import checks
 
 from pods.run import gpucheck
 from pods.backends import hf
@@ -110,4 +108,4 @@ def test_every_variant_config_composes_and_validates(variant, tiny, tmp_path):
     assert cfg.model.name == ("tiny" if tiny else "Qwen/Qwen2.5-0.5B-Instruct")
     if not lora:
         assert not cfg.model.load_in_4bit or tiny
-    pc.validate(cfg, cuda=True)
+    checks.validate(cfg, cuda=True)

@@ -248,10 +248,8 @@ def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monk
 
 
 def test_warm_start_model_becomes_the_runs_base_model(tmp_path, monkeypatch, tiny_model_dir):
-    import pods.run.warmstart
-
     seen = []
-    monkeypatch.setattr(pods.run.warmstart, "ensure_warmstart", lambda ws: seen.append(dict(ws)) or tiny_model_dir)
+    monkeypatch.setattr(trainer, "ensure_warmstart", lambda ws: seen.append(dict(ws)) or tiny_model_dir)
     run_dir, rows, spy = run(tmp_path, monkeypatch, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
     assert seen == [{"target_greedy": 0.1}]
     from omegaconf import OmegaConf
@@ -264,8 +262,8 @@ KILLER = """
 import os, signal, sys, torch
 sys.path.insert(0, {helpers!r})
 torch.set_num_threads(1)
-import pods.config, helpers as th
-pods.config._check_rewards = lambda data: []
+import pods.config.checks, helpers as th
+pods.config.checks.reward_problems = lambda data: []
 th.patch_task()
 from pods.run.trainer import train
 def on_step(row, policy, generator):

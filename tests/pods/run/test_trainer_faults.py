@@ -5,7 +5,6 @@ Signals and real write failures through the CLI: tests/test_train_cli.py."""
 import errno
 import math
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import torch
 
 from pods.run import checkpoint as ck
 from pods.run import trainer
-from pods.config import ConfigError
+from pods.errors import ConfigError
 from pods.run.guard import NonFiniteError
 from pods.io import WriteError
 from pods.run.metrics import MetricsLogger, read_metrics
@@ -209,11 +208,10 @@ def test_training_again_from_step_0_keeps_the_rows_of_an_attempt_that_saved_noth
 
 
 def test_a_warm_start_is_stored_relative_to_the_project(tmp_path, monkeypatch, tiny_model_dir):
-    import pods.run.warmstart
     from omegaconf import OmegaConf
 
     monkeypatch.chdir(tiny_model_dir.parent)
-    monkeypatch.setattr(pods.run.warmstart, "ensure_warmstart", lambda ws: Path(tiny_model_dir.name))
+    monkeypatch.setattr(trainer, "ensure_warmstart", lambda ws: Path(tiny_model_dir.name))
     run_dir = run(tmp_path, monkeypatch, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
     assert OmegaConf.load(run_dir / "config.yaml").model.name == tiny_model_dir.name
 

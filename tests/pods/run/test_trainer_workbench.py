@@ -2,7 +2,6 @@
 resume, what samples.jsonl holds and what print_samples shows."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
