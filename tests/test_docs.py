@@ -1,6 +1,6 @@
 """README.md and docs/*.md point at things that exist: files, presets, config groups.
 
-Every path of this repository they name (docs/, scripts/, config/, pods/, tests/, examples/, with an
+Every path of this repository they name (docs/, scripts/, config/, pods/, tests/, rewards/, with an
 extension) must exist, and every `experiment=`, `protocol=`, `model=`, `backend=`, `dataset=` and `rule=`
 value must be a file of its config group. Run: uv run pytest tests/test_docs.py
 """
@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|config|pods|tests|examples)/[\w./-]*\w\.(?:md|py|yaml|png|json|sh))")
+PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|config|pods|tests|rewards)/[\w./-]*\w\.(?:md|py|yaml|png|json|sh))")
 GROUP = re.compile(r"(?<![\w.+])(experiment|protocol|model|backend|dataset|rule)=([\w.-]+)(?![\w.(-])")  # not f(x)
 THEIRS = {"config/test.yaml"}  # the authors' repository's files, cited
 OUTSIDE = {"model": {"gpt5"}}  # a wrong name shown on purpose (docs/configuration.md)

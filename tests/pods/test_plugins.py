@@ -1,6 +1,5 @@
-"""Plug-ins by import path (pods.plugins): your own rewards and datasets, checked before a model loads."""
+"""Plug-ins by file path or import path (pods.plugins): your own rewards and datasets, checked before a model loads."""
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -119,18 +118,68 @@ def _train(cwd, *overrides):
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, env=env)
 
 
+DECOY = "raise RuntimeError('the decoy rewards.py of the working directory was imported')\n"
+
+
+@pytest.fixture
+def decoy_cwd(tmp_path, monkeypatch):
+    """A working directory holding a `rewards.py` that must never be imported, and no rewards/ folder."""
+    (tmp_path / "rewards.py").write_text(DECOY)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_file_path_loads_the_checkouts_rewards_folder_beside_a_decoy(decoy_cwd):
+    fn = rewards.get("rewards/countdown.py:exact_number")
+    assert fn(["71 is it", "no"], ["71", "3"]) == [1.0, 0.0]
+    assert fn.__module__.startswith("pods_plugin_") and "rewards" not in sys.modules
+    assert fn.__module__ in sys.modules  # by name, so it pickles
+    assert rewards.get(str(ROOT / "rewards" / "countdown.py") + ":exact_number") is fn  # absolute: the same module
+    plugins.check_reward("rewards/countdown.py:brevity")
+    train = load_dataset("rewards/countdown.py:countdown", split="train")
+    assert len(train) == 200 and train[0].meta["start"] + 0 == int(train[0].answer) + 9
+
+
+def test_a_relative_file_path_prefers_the_working_directory(decoy_cwd):
+    (decoy_cwd / "rewards").mkdir()
+    (decoy_cwd / "rewards" / "countdown.py").write_text("def exact_number(completions, answers, **columns):\n"
+                                                        "    return [0.5 for _ in completions]\n")
+    assert rewards.get("rewards/countdown.py:exact_number")(["a"], ["b"]) == [0.5]
+
+
+@pytest.mark.parametrize("path, message", [
+    ("rewards/nope.py:f", "no file rewards/nope.py (looked in"),
+    ("/nonexistent/r.py:f", "no file /nonexistent/r.py\n"),
+    ("rewards/countdown.py:nothing", "has no attribute 'nothing'"),
+    ("rewards/countdown.py:", "write it as path/to/file.py:function"),
+])
+def test_a_bad_file_path_says_what_is_wrong(decoy_cwd, path, message):
+    with pytest.raises(plugins.PluginError) as err:
+        plugins.check_reward(path)
+    assert message in str(err.value) and plugins.REWARD_SIGNATURE in str(err.value)
+
+
+def test_a_file_that_fails_to_import_is_named_and_not_kept(decoy_cwd):
+    (decoy_cwd / "broken.py").write_text("import nonexistent_module_xyz\n")
+    with pytest.raises(plugins.PluginError, match="cannot import 'broken.py' .ModuleNotFoundError"):
+        plugins.check_reward("broken.py:f")
+    assert not [m for m in sys.modules if m.startswith("pods_plugin_") and "broken" in str(sys.modules[m])]
+
+
 @pytest.mark.slow
-def test_the_worked_example_trains_two_steps_from_a_users_directory(tmp_path):
-    shutil.copy(ROOT / "examples" / "custom_reward.py", tmp_path / "custom_reward.py")
-    out = _train(tmp_path, "dataset.name=custom_reward:countdown",
-                 "dataset.rewards=[{name: custom_reward:exact_number, weight: 1.0}, "
-                 "{name: custom_reward:brevity, weight: 0.1}]", "dataset.accuracy_reward=custom_reward:exact_number")
+def test_the_worked_example_trains_two_steps_from_any_directory(tmp_path):
+    """train.py run from a user's directory with a decoy rewards.py: the checkout's rewards/countdown.py trains."""
+    (tmp_path / "rewards.py").write_text(DECOY)
+    file = "rewards/countdown.py"
+    out = _train(tmp_path, f"dataset.name={file}:countdown",
+                 f"dataset.rewards=[{{name: {file}:exact_number, weight: 1.0}}, {{name: {file}:brevity, weight: 0.1}}]",
+                 f"dataset.accuracy_reward={file}:exact_number")
     assert out.returncode == 0, out.stderr[-3000:]
     import json
 
     rows = [json.loads(line) for line in (tmp_path / "runs" / "plug" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
-    assert "reward/custom_reward:brevity" in rows[0] and "reward/custom_reward:exact_number" in rows[0]
+    assert f"reward/{file}:brevity" in rows[0] and f"reward/{file}:exact_number" in rows[0]
 
 
 def test_a_bad_plugin_path_on_the_command_line_is_a_clean_error(tmp_path):

@@ -1,17 +1,13 @@
-"""A worked plug-in: your own reward and your own dataset, used by name without forking pods.
+"""A worked plug-in: a countdown task, an exact-number reward and a shaping term, named by file path.
 
-Run from the directory holding this file (or with it on PYTHONPATH):
+    uv run python train.py model=tiny dataset.name=rewards/countdown.py:countdown \
+        'dataset.rewards=[{name: rewards/countdown.py:exact_number, weight: 1.0}, {name: rewards/countdown.py:brevity, weight: 0.1}]' \
+        dataset.accuracy_reward=rewards/countdown.py:exact_number dataset.prompt_style=base rl.n=8 rl.m=4 \
+        rl.max_steps=2 rl.max_time=null rl.max_completion_tokens=8 optim.name=adamw run_name=countdown
 
-    cd examples
-    uv run python ../train.py model=tiny dataset.name=custom_reward:countdown \
-        'dataset.rewards=[{name: custom_reward:exact_number, weight: 1.0}, {name: custom_reward:brevity, weight: 0.1}]' \
-        dataset.accuracy_reward=custom_reward:exact_number dataset.prompt_style=base rl.n=8 rl.m=4 \
-        rl.max_steps=2 rl.max_time=null rl.max_completion_tokens=8 optim.name=adamw run_name=custom
-
-A reward is `fn(completions, answers, **columns) -> list[float]`, one score per completion;
-`columns` are the extra keys of your dataset rows (here `start`), one value per completion.
-A dataset is `fn(split) -> list`, each row a `pods.data.Example` or a dict with `prompt` and
-`answer` (other keys become columns). pods checks both at start-up, before any model loads.
+Contract (rewards/README.md): a reward is `fn(completions, answers, **columns) -> list[float]`, one score
+per completion, `columns` the other keys of the dataset rows (here `start`); a dataset is `fn(split) -> list`
+of `pods.data.Example`s or dicts with `prompt` and `answer`.
 """
 
 from __future__ import annotations
