@@ -1,12 +1,11 @@
 """Bad inputs through the real command lines: each ends with exit code 2, one clean message, no traceback.
 
-Run: uv run pytest tests/test_bad_inputs.py  (about 50 subprocesses; each fails before a model loads)
+Run: uv run pytest tests/test_bad_inputs.py  (every case fails before a model loads)
 
-Every case runs a CLI (train.py, evaluate-run.py, scripts/*.py) as a subprocess and asserts: the
-exit code (2 unless noted), that stderr names the key or file and says what to do (the fragments),
-and that neither stream holds a Python traceback. The train.py cases also check that nothing was
-written: no file appears in the run directory. Inputs: config values, data files, results and metrics files,
-run directories, presets. A sweep with one bad job is tested on its own (its good jobs train).
+Every case runs a CLI (train.py, evaluate-run.py, scripts/*.py) on its command line and asserts: the exit
+code (2 unless noted), that stderr names the key or file and says what to do (the fragments), and that
+neither stream holds a Python traceback; train.py cases also check that nothing was written. The cases run
+in one interpreter (tests/cli_runner.py: one start-up for all); a few also run as real subprocesses.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-pytestmark = pytest.mark.slow  # ~50 interpreter start-ups (torch, Hydra): a few minutes on a busy machine
+from cli_runner import run_many
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="disabled",
@@ -266,23 +265,50 @@ def run(program: str, args: list[str], env=None, timeout=300) -> subprocess.Comp
                           capture_output=True, text=True, timeout=timeout)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_is_one_clean_message(case, files, tmp_path):
-    name, program, args, fragments, *code = case
-    fill = lambda s: s.replace("{d}", str(files))  # noqa: E731
-    args = [fill(a) for a in args]
-    env = dict(ENV, HF_HOME=str(tmp_path / "hf"))  # no cached hub datasets: the hub case cannot succeed
+def _command(case, files: Path, out: Path) -> dict:
+    """The command line of a case; train.py cases write under `out` (a fresh directory per case)."""
+    name, program, args, *_ = case
+    args = [a.replace("{d}", str(files)) for a in args]
     if program == "train.py":
-        args = [*TRAIN, f"output_root={tmp_path / 'runs'}", *args]
-    proc = run(program, args, env=env)
-    both = proc.stdout + proc.stderr
+        args = [*TRAIN, f"output_root={out / 'runs'}", *args]
+    return {"program": str(ROOT / program), "args": args,
+            "env": dict(ENV, HF_HOME=str(out / "hf"))}  # no cached hub datasets: the hub case cannot succeed
+
+
+@pytest.fixture(scope="module")
+def outcomes(files, tmp_path_factory) -> dict:
+    """{case id: (result, its output folder)}, every case run in one interpreter (tests/cli_runner.py)."""
+    outs = {case[0]: tmp_path_factory.mktemp(case[0]) for case in CASES}
+    results = run_many([_command(case, files, outs[case[0]]) for case in CASES], cwd=ROOT)
+    return {case[0]: (result, outs[case[0]]) for case, result in zip(CASES, results)}
+
+
+def _check(case, files: Path, code: int, stdout: str, stderr: str, out: Path) -> None:
+    name, program, args, fragments, *expected = case
+    both = stdout + stderr
     assert "Traceback" not in both, both[-3000:]
-    assert proc.returncode == (code[0] if code else 2), both[-3000:]
+    assert code == (expected[0] if expected else 2), both[-3000:]
     for fragment in fragments:
-        assert fill(fragment) in proc.stderr, proc.stderr[-3000:]
+        assert fragment.replace("{d}", str(files)) in stderr, stderr[-3000:]
     if program == "train.py":
-        run_dir = tmp_path / "runs" / "r"  # refused before any file was written (a model that fails to load:
+        run_dir = out / "runs" / "r"  # refused before any file was written (a model that fails to load:
         assert not run_dir.exists() or not any(run_dir.iterdir())  # its run directory stays empty)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_clean_message(case, files, outcomes):
+    result, out = outcomes[case[0]]
+    _check(case, files, result["code"], result["stdout"], result["stderr"], out)
+
+
+@pytest.mark.parametrize("name", ["n-fraction", "eval-repeats-0", "speedup-corrupt-results"])
+def test_the_same_in_a_real_subprocess(name, files, tmp_path):
+    """A few cases as real command lines too: what the in-process runner shows is what a user sees."""
+    case = next(c for c in CASES if c[0] == name)
+    command = _command(case, files, tmp_path)
+    proc = subprocess.run([sys.executable, command["program"], *command["args"]], cwd=ROOT, env=command["env"],
+                          capture_output=True, text=True, timeout=300)
+    _check(case, files, proc.returncode, proc.stdout, proc.stderr, tmp_path)
 
 
 def test_pods_threads_that_is_not_a_number(tmp_path):
@@ -291,6 +317,7 @@ def test_pods_threads_that_is_not_a_number(tmp_path):
     assert "PODS_THREADS='many': must be a positive integer" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_every_good_job_and_reports_the_bad_one(tmp_path):
     """`-m` with three jobs of the tiny model, the second invalid: jobs 0 and 2 train, job 1 is one message."""
     proc = run("train.py", ["-m", *[a for a in TRAIN if a != "run_name=r"], f"output_root={tmp_path}",

@@ -42,3 +42,4 @@ def test_readme_is_a_front_door():
     assert "uv run python train.py experiment=demo" in text and "\nuv run pytest " in text
     ci = (ROOT / ".ci" / "run").read_text()
     assert "\nuv run pytest\n" in ci  # .ci/run runs the README's test command
+    assert "uv run pytest -m slow" in text and "\nuv run pytest -m slow\n" in ci  # and the slow tier

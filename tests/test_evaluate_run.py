@@ -123,6 +123,7 @@ def test_cli_rejects_missing_run_dir(tmp_path):
     assert proc.returncode == 2 and "no config.yaml" in proc.stderr
 
 
+@pytest.mark.slow
 def test_cli_reports_a_failed_results_write_and_keeps_the_previous_results(run_dir, tmp_path):
     """A write the OS refuses (a file size limit: EFBIG, like a full disk) ends with exit code 2, the cause
     and the path; the results written before stay as they were."""

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = [pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("uv") is None, reason="needs uv on PATH")]
 
 
 def run(cmd, **kw):

@@ -58,11 +58,6 @@ def _read(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     return out
 
 
-def csv_settings(results: Path, stem: str) -> list[str]:
-    """Distinct settings (run names without seed) in `<stem>-acc.csv`."""
-    return sorted({setting_of(r) for r in _read(results / f"{stem}-acc.csv")})
-
-
 def load_csv_setting(results: str | Path, stem: str, pattern: str, time_unit: str = "seconds") -> list[Run]:
     """All seeds of the one setting in `<stem>-*.csv` whose name contains `pattern`."""
     results = Path(results)

@@ -104,7 +104,7 @@ def test_run_dir_settings_single_seeds_folder_and_prefix(tmp_path):
     assert sorted(r.name for r in runs) == ["grpo-s1", "grpo-s2"] and runs[0].setting == "grpo"
 
 
-def test_csv_settings(tmp_path):
+def test_a_csv_setting_has_one_run_per_seed(tmp_path):
     rows = [
         "eval/time,data/G-s1-n32-m32 - _step,data/G-s1-n32-m32 - eval/rewards/accuracy_reward/mean,"
         "data/G-s2-n32-m32 - _step,data/G-s2-n32-m32 - eval/rewards/accuracy_reward/mean,"

@@ -13,6 +13,7 @@ from pods.evaluation.heldout import final_heldout
 ROOT = Path(__file__).resolve().parents[3]
 
 
+@pytest.mark.slow
 def test_train_prints_final_heldout_accuracy(tmp_path):
     cmd = [sys.executable, "train.py", "model=tiny", "dataset=arithmetic", "backend.device=cpu",
            f"output_root={tmp_path}", "run_name=h", "rl.n=4", "rl.m=2", "rl.prompts_per_step=2",
