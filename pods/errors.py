@@ -2,43 +2,31 @@
 
     from pods.errors import ConfigError, DataError
     raise DataError(f"{file} line {n} is not valid JSON: ...; fix the line or point dataset.path elsewhere")
-
     try: ...
     except PodsError as err:              # what pods.cli does for train.py, evaluate-run.py, scripts/
-        print(f"error: {err}", file=sys.stderr); sys.exit(err.exit_code)       # 2
+        print(f"error: {err}", file=sys.stderr); sys.exit(err.exit_code)       # 2, no traceback
 
-- `PodsError`: anything the user can fix (a setting, a file, a run directory); a CLI prints
-  `error: <message>` without a traceback and exits with `exit_code` (2).
-- `ConfigError`: a config value or combination (train.py, evaluate-run.py, presets; pods.config.checks).
-- `DataError`: a dataset file or source (empty, malformed, missing column, wrong types, hub
-  unreachable); names the file.
-- `CheckpointError`: a checkpoint or run directory that cannot be used as asked.
-- `ResultsError`: a results file (eval_results.json, metrics.jsonl, the paper's JSON/CSV) that
-  the analysis scripts cannot read; names the file.
-- `MissingExtra`: an optional extra is not installed (pods.extras.require); names the install command.
-- defined beside the code that raises them: `pods.io.WriteError` (also an OSError: "no space left on
-  device: <path>") and `pods.run.guard.NonFiniteError` (non-finite steps or weights).
-
-The user-facing subclasses also derive from the builtin error they replace (ValueError,
-RuntimeError, ImportError), so code that caught those keeps working. Anything that is not a PodsError is a bug
-or an environment problem: the CLIs keep its traceback (pods.cli).
+A PodsError is anything the user can fix, and also the builtin it replaces (ValueError, RuntimeError, ...);
+anything else is a bug (the CLIs keep its traceback). Two more: pods.io.WriteError, pods.run.guard.NonFiniteError.
 """
 
 from __future__ import annotations
 
 
 class PodsError(Exception):
-    """A problem the user can fix; str() is the whole message (what is wrong, what to do)."""
+    """A problem the user can fix (a setting, a file, a run directory); str() is the whole message."""
 
     exit_code = 2
 
 
 class ConfigError(PodsError, ValueError):
-    """A config problem found at start-up; the message names the key, the value and what to change."""
+    """A config value or combination (train.py, evaluate-run.py, presets: pods.config.checks); names the key,
+    the value and what to change."""
 
 
 class DataError(PodsError, ValueError):
-    """A dataset that cannot be used; the message names the file (or hub dataset) and what to do."""
+    """A dataset file or source that cannot be used (empty, malformed, a missing column, wrong types, hub
+    unreachable); the message names the file (or hub dataset) and what to do."""
 
 
 class CheckpointError(PodsError, RuntimeError):
@@ -46,8 +34,9 @@ class CheckpointError(PodsError, RuntimeError):
 
 
 class ResultsError(PodsError, ValueError):
-    """A results or metrics file that cannot be read; the message names the file."""
+    """A results file the analysis cannot read (eval_results.json, metrics.jsonl, the paper's JSON/CSV);
+    the message names the file."""
 
 
 class MissingExtra(PodsError, ImportError):
-    """An optional dependency is not installed; the message names the extra to install (pods.extras)."""
+    """An optional dependency is not installed (pods.extras.require); the message names the install command."""

@@ -4,17 +4,10 @@
     atomic_write_text(run_dir / "config.yaml", text)
     with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
 
-The content goes to a temporary file in the same directory, is flushed to disk, and replaces
-the target with `os.replace`; on any error the temporary file is removed and the old target is
-left untouched. The new file gets the permissions a plain `open(path, "w")` would give it: the
-old file's mode when it replaces one, else 0666 minus the umask (not mkstemp's private 0600), so
-teammates on a shared cluster can read configs and results.
-
-A failed write (disk full, permission denied, I/O error, quota) raises `WriteError`, an `OSError`
-whose message is the cause and the path, e.g. "no space left on device: runs/x/checkpoint-40".
-`os_error_in(exc)` finds the OS error behind exceptions that libraries wrap: torch.save raises
-a RuntimeError whose __context__ is the OSError, safetensors a SafetensorError whose message ends
-in "(os error 28)".
+A write goes to a temporary file in the same directory, is flushed to disk and replaces the target
+(`os.replace`); on any error the old target is left untouched. A new file gets the mode `open(path, "w")`
+would give it, not mkstemp's 0600. A failed write (disk full, permission, I/O, quota) raises `WriteError`,
+an OSError and a PodsError: "no space left on device: runs/x/checkpoint-40".
 """
 
 from __future__ import annotations
@@ -31,7 +24,7 @@ from typing import Callable, TextIO
 
 from pods.errors import PodsError
 
-_OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")  # how Rust's std::io::Error prints (safetensors)
+_OS_ERROR_IN_TEXT = re.compile(r"\(os error (\d+)\)")  # Rust's io::Error: a SafetensorError ends in "(os error 28)"
 
 
 class WriteError(PodsError, OSError):
@@ -64,7 +57,7 @@ def os_error_in(exc: BaseException) -> OSError | None:
         if found:
             code = int(found.group(1))
             return OSError(code, os.strerror(code))
-        e = e.__cause__ or e.__context__
+        e = e.__cause__ or e.__context__  # torch.save raises a RuntimeError whose __context__ is the OSError
     return None
 
 
@@ -94,7 +87,8 @@ def new_dir_mode() -> int:
 
 
 def new_file_mode(path: str | Path) -> int:
-    """The mode `open(path, "w")` would leave: the existing file's, else 0666 minus the umask."""
+    """The mode `open(path, "w")` would leave: the existing file's, else 0666 minus the umask (so teammates on a
+    shared cluster can read configs and results)."""
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:

@@ -1,7 +1,12 @@
 """The two interfaces every backend implements: `Generator` (sampling) and `Policy` (training).
 
-The trainer only talks to these (and `sampling_seed(seed, step)`, the per-step sampling seed). Prompts and completions travel as unpadded token-id lists, so a
-transformers policy can train on rollouts sampled by vLLM and vice versa.
+    rollouts = generator.generate(prompt_ids, n=8, sampling=Sampling(seed=sampling_seed(seed, step)))
+    logp, mask = policy.token_logprobs(rollouts.flat_prompt_ids(), rollouts.completion_ids)  # [B, T]
+    generator.update_weights(policy)                # after the optimizer step
+
+The trainer only talks to these and to `sampling_seed(seed, step)`, the per-step sampling seed. Prompts
+and completions travel as unpadded token-id lists, so a transformers policy can train on rollouts
+sampled by vLLM and vice versa.
 """
 
 from __future__ import annotations

@@ -5,10 +5,9 @@
     hint("rl.nn")                  # "did you mean rl.n?"  (used by pods.config.checks.validate)
     trl_metric_names(row)          # TRL-named copies of a metrics.jsonl row's keys (pods.run.metrics adds them)
 
-`CONFIG_ALIASES` maps a `trl.GRPOConfig` / `PODSConfig` field to the train.py key with the same
-meaning (and, where the two spell values differently, the value map). `NO_COUNTERPART` says what
-to use for TRL fields that have no one-to-one key here. `METRIC_ALIASES` maps metrics.jsonl keys of
-the native loop to the names TRL logs for the same quantity. The table for humans: docs/vocabulary.md.
+`CONFIG_ALIASES`: a `trl.GRPOConfig` / `PODSConfig` field -> the train.py key of the same meaning (and a
+value map where the two spell values differently); `NO_COUNTERPART`: what to use for TRL fields without
+one; `METRIC_ALIASES`: native metrics.jsonl keys -> TRL's names. The table for humans: docs/vocabulary.md.
 """
 
 from __future__ import annotations

@@ -5,12 +5,9 @@
     problems += number("rl.top_p", cfg.rl.top_p, low=0, low_open=True, high=1)
     problems += output_path("output_root", Path(cfg.output_root))
 
-Every function returns a list of messages (empty: fine) that name the key, the value and what to
-write instead; the callers (pods.config.checks) join them into one
-pods.errors.ConfigError. `schema_problems` reads the
-expected type of every field from the dataclass annotations (int, float, bool, str, list, dict, a
-nested dataclass; `Any` fields are checked by their owner), so a new field is checked as soon as
-it is declared.
+Each returns messages (empty: fine) naming the key, the value and what to write; pods.config.checks
+joins them into one pods.errors.ConfigError. `schema_problems` reads each field's type from the dataclass
+annotations (`_KINDS`, nested dataclasses; `Any` fields are checked by their owner) as soon as it is declared.
 """
 
 from __future__ import annotations

@@ -4,15 +4,10 @@
     logp = token_logprobs(logits, ids, temperature=0.9)     # log-probs under softmax(logits / 0.9)
     loss, metrics = policy_loss(logp, adv, mask)            # adv [B], mask [B, T]
 
-Every batch of rollouts is trained on once, right after it was sampled, so the importance ratio
-pi / pi_old is exactly 1 and PPO clipping never acts: the loss is -A * exp(logp - logp.detach())
-per token (value -A, gradient -A * d logp), as in the authors' single-GPU trainer
-(trainer/maxvargrpo_trainer.py:586 of YixuanEvenXu/pods) and TRL with num_iterations = 1.
-Optional k3 KL penalty against reference log-probs (omitted when beta == 0), and two aggregations:
-"sequence" (mean over each completion's tokens, then over completions: the paper's,
-maxvargrpo_trainer.py:588) and "token" (mean over all tokens). `denominator` lets a caller that
-splits a batch into micro-batches normalise every micro-batch by the whole batch's count, so
-accumulated gradients equal the full-batch gradient.
+Ratio 1 (each batch is trained on once, right after sampling; TRL's num_iterations = 1): per token
+-A * exp(logp - logp.detach()), value -A and gradient -A * d logp, plus beta x the k3 KL when beta > 0;
+aggregated per "sequence" (mean over its tokens, then over completions) or per "token". `denominator`:
+the whole batch's count, so micro-batch gradients add up to the full-batch one. docs/algorithms.md "Loss".
 """
 
 from __future__ import annotations

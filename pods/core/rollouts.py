@@ -1,9 +1,11 @@
 """The rollout batch: n completions for each of G prompts, in one backend-neutral container.
 
-Every generator (transformers, vLLM, Unsloth) returns a `Rollouts`; the trainer scores it,
-asks `pods.core.downsample.select` for m indices per group and calls `Rollouts.select(idx)` to keep
-only those for the update. Completions are stored group-major: row `g * n + j` is completion j of
-prompt g.
+    rollouts = generator.generate(prompt_ids, n=8, sampling=sampling)   # every backend returns one
+    kept = rollouts.select(select(rewards, m=4))     # rewards [G, n] -> idx [G, m] -> the G x m kept
+    kept.completion_lengths()                        # [G, m] completion tokens
+
+Completions are stored group-major: row `g * n + j` is completion j of prompt g. The constructor
+raises ValueError when the counts do not add up; `select`, `groups` and `concat` return new Rollouts.
 """
 
 from __future__ import annotations

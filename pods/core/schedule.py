@@ -5,21 +5,9 @@
     lr = sched.apply(elapsed)   # before each optimizer step: sets (and returns) the lr it uses
     sched.step()                # after it: counts optimizer steps
 
-Names (optim.scheduler), with HF transformers' meaning (transformers/optimization.py, get_scheduler):
-- constant: optim.lr from the first step, no warm-up. HF's `constant` ignores warm-up too
-  (get_scheduler returns get_constant_schedule(optimizer) before reading num_warmup_steps), so the
-  authors' single-GPU runs (lr_scheduler_type constant, warmup_ratio 0.01: config/train.yaml:37,43
-  of YixuanEvenXu/pods) had none; optim.warmup_ratio > 0 with constant is rejected at start-up.
-- constant_with_warmup: linear ramp from 0 over the warm-up, then optim.lr.
-- linear / cosine: warm-up ramp, then decay to 0 at the end of the run (cosine: half a cosine wave).
-
-Progress runs from 0 to 1 over the run. With rl.max_steps set it counts optimizer steps:
-progress = k / max_steps before the (k+1)-th step and the warm-up lasts ceil(warmup_ratio x
-max_steps) steps, exactly HF's get_*_schedule_with_warmup. With rl.max_steps null (the paper's
-time-limited runs) it is elapsed training seconds / rl.max_time, read before each step, and the
-warm-up is the first warmup_ratio of the time budget. Elapsed training time is restored from the
-checkpoint, so a resumed run continues the same curve; the sizing is saved with the state and a
-resume with another budget is refused rather than bending the curve.
+`SCHEDULERS` have HF transformers' meaning (`constant`: no warm-up). Progress is k / rl.max_steps
+before step k+1, else elapsed training seconds / rl.max_time; `load_state_dict` raises ConfigError
+when a resume would resize a decaying curve. Why, and the authors' settings: docs/algorithms.md.
 """
 
 from __future__ import annotations
@@ -35,7 +23,7 @@ def lr_factor(name: str, progress: float, warmup: float) -> float:
     """Multiplier of the peak lr at `progress` in [0, 1] of the run; `warmup`: its first fraction."""
     if name not in SCHEDULERS:
         raise ValueError(f"unknown scheduler {name!r}; valid: {', '.join(SCHEDULERS)}")
-    if name == "constant":
+    if name == "constant":  # HF's constant ignores warm-up, so the authors' runs had none (docs/algorithms.md)
         return 1.0
     if progress < warmup:
         return progress / warmup

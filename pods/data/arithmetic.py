@@ -1,27 +1,19 @@
 """The embedded arithmetic task: multi-operand addition generated in code, for the CPU demo and tests.
 
-A problem is a short plain-text prompt and a zero-padded answer, e.g. (digits=3, operands=2)
+    problems("train", size=1000, seed=0, digits=3)    # [("964+494=", "1458"), ...]
+    problems("test", digits=3, operands=3)            # TEST_SIZE fixed problems: [("958+881+570=", "2409"), ...]
 
-    prompt "123+456="   answer "0579"
-
-Operands have exactly `digits` digits (no leading zeros); the answer is padded to the width of the
-largest possible sum (`answer_width`), so every answer of a setting has the same length and the
-tiny model must learn the carry into the leading digit. Difficulty knob: `digits` (3 -> 4-digit
-answers) and `operands` (3 operands -> "123+456+789=" -> "1368"). The verifier is
-`rewards.arithmetic` (leading digits of the completion == answer, exactly).
-
-Splits are deterministic: `test` is a fixed set drawn from a seed that depends only on the
-difficulty (never on the training seed), so every run evaluates on the same held-out problems;
-`train` is drawn from `seed` and never contains a test problem.
-
-Usage: `problems("train", size=1000, seed=0, digits=3)` -> [(prompt, answer), ...].
+Operands have exactly `digits` digits (no leading zeros); the answer is zero-padded to the largest sum's
+length, `answer_width` ("123+456=" -> "0579"), so the tiny model must learn the carry into the leading
+digit. `test` comes from a seed of the difficulty alone (every run evaluates on the same problems), `train`
+from `seed`, never holding a test problem. The verifier is `rewards.arithmetic` (exact leading digits).
 """
 
 from __future__ import annotations
 
 import random
 
-# Default number of held-out problems (DEMO-NOTES: evaluate on >= 2000).
+# Default number of held-out problems (evaluate on >= 2000, as docs/demo.md does).
 TEST_SIZE = 2000
 # Default number of training problems (the demo samples batches from them with replacement).
 TRAIN_SIZE = 100_000

@@ -1,17 +1,11 @@
-"""Exact-match reward for the embedded arithmetic task (`pods.data.arithmetic`, e.g. "123+456=" -> "0579").
+r"""Exact-match reward for the embedded arithmetic task (`pods.data.arithmetic`, e.g. "123+456=" -> "0579").
 
-Extraction from a raw completion of the tiny character-level demo model (no tags, no chat
-template): leading whitespace is skipped, then the maximal run of ASCII digits is the answer; it
-ends at the first non-digit character or the end of the text (generation stops at EOS, which the
-decoder drops). The reward is 1.0 iff that digit run equals the gold string exactly, zero padding
-included, else 0.0 (binary, no partial credit: partial credit gives almost every group reward
-spread and hides the effect of down-sampling, see DEMO-NOTES).
+    arithmetic_reward(["0579", " 0579\n...", "0579+1"], ["0579"] * 3) == [1.0, 1.0, 1.0]
+    arithmetic_reward(["579", "05790", "x0579", ""], ["0579"] * 4) == [0.0, 0.0, 0.0, 0.0]
 
-  gold "0579": "0579" -> 1, " 0579\\n..." -> 1, "0579+1" -> 1 (stops at '+'), "579" -> 0 (padding
-  is part of the answer), "05790" -> 0 (extra digit), "" -> 0, "x0579" -> 0 (must lead).
-
-For completions with an `<answer>` block (an instruct model on this task) the block is used instead.
-Usage: `arithmetic_reward(["0579"], ["0579"]) == [1.0]`.
+The answer is the leading run of ASCII digits after optional whitespace, read from the raw completion of
+the tiny demo model (no tags, no chat template) or from an `<answer>` block when there is one; 1.0 iff it
+equals the gold string exactly, zero padding included, else 0.0. Binary on purpose: docs/demo.md.
 """
 
 from __future__ import annotations

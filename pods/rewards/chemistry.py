@@ -1,26 +1,12 @@
 """Chemistry correctness reward: 1.0 if the final answer matches the gold, else 0.0.
 
-The graded text is `rewards.extract.final_answer` (boxed in `<answer>` > `<answer>` block > last
-`\\boxed{}` > the last statement, after degenerate repetition is collapsed). The gold answer decides
-the mode:
+    chemistry_reward(["<answer>4.52 g</answer>"], ["4.5 g"]) == [1.0]     # within REL_TOL (1 %)
+    chemistry_reward(["The answer is (b)."], ["B"]) == [1.0]               # option letter
 
-1. Option letter (gold `B`, `(B)`, `B.`, `\\text{(B)}`): the prediction must name the same single
-   letter A-J: `B`, `(b)`, `B)`, `Option B`, `Answer: B`, `B. 4.2 g` (leading letter before a
-   separator). Case-insensitive.
-2. Number with an optional unit (gold `4.5 g`, `-285.8 kJ/mol`, `6.02 \\times 10^{23}`, `2.5e-3 M`,
-   `25%`): the first number in the prediction (LaTeX `\\times 10^{k}`, `\\cdot 10^{k}`, `x10^k` and
-   `e-3` scientific notation understood) must satisfy |pred - gold| <= REL_TOL * |gold|
-   (default 1 %, for rounding to significant figures; override per example with a numeric column
-   `tolerance`). Units: the first token after the number (`4.5 g of NaCl` -> `g`); if both sides
-   give one, they must be equal after canonicalising (lower case; `\\mathrm{}`, `^`, braces, `·`
-   removed; `liter`/`litre` -> `l`, `%` -> `percent`); a missing unit on the prediction is
-   accepted. No unit conversion (4500 mg != 4.5 g).
-3. Chemical formula (gold `H2O`, `CO_2`, `\\mathrm{Ca(OH)_2}`, `C6H12O6`, `SO4^{2-}`): element
-   counts (parentheses expanded) and charge must be equal, so `H_2O` == `H2O` == `OH2`.
-4. Anything else: canonical string equality (case-folded, whitespace collapsed, `$`, `\\text{}`,
-   and a trailing `.` removed), e.g. `endothermic`, `sp3`.
-
-Usage: `chemistry_reward(["<answer>4.52 g</answer>"], ["4.5 g"]) == [1.0]`.
+The graded text is `rewards.extract.final_answer`; the gold decides the mode: an option letter A-J; a
+number with an optional unit (|pred - gold| <= REL_TOL * |gold|, a numeric column `tolerance` overrides;
+units compared when both sides give one, no conversion); a chemical formula (element counts and charge);
+else canonical string equality. Every rule, with examples: docs/verifiers.md.
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
-"""String normaliser and exact fast path of the math verifier (no sympy here; microseconds per answer).
+r"""String normaliser and exact fast path of the math verifier (no sympy here).
 
-- `normalize(answer)`: canonical string of a LaTeX answer: `$`, `\\(`/`\\[` and markdown `**` anywhere
-  (so inline maths inside a tuple, `(5, $\\frac{\\pi}{3}$)`, reads as `(5,\\frac{\\pi}{3})`), `\\left`/
-  `\\right`, spacing commands, `\\dfrac`/`\\tfrac` -> `\\frac`, `\\frac12` -> `\\frac{1}{2}`,
-  `\\sqrt2` -> `\\sqrt{2}`, `π` -> `\\pi` (also `√`, `∞`, `×`, `−`), `a/b` of plain atoms (`\\pi/2`,
-  `3/4`) -> `\\frac{a}{b}`, degrees, `\\%`, `\\$`, `\\text{}`-style wrappers, a leading `x =`, a
-  trailing `.` or backslash (`\\frac{11}{4}\\`), an unmatched bracket at either end (`\\frac{14}{3}\\right)`),
-  thousands commas, and all spaces.
-- `exact_value(normalized)`: the exact value of a plain number (`-3`, `0.50`, `1/2`, `\\frac{1}{2}`,
-  a Fraction), a tuple or interval of them (`(1,\\frac{1}{2}]` -> ("(", "]", values), `\\infty`
-  allowed), or a set `\\{3,1\\}` (order ignored); None for anything else (sympy decides those).
-- `for_sympy(answer)`: the lighter clean-up handed to math-verify (spaces kept: `2\\pi r`).
-- `is_prose(answer)`: True when the answer has words outside `\\text{}` (`27 miles from A`), so it
-  is read as a sentence, not parsed as one formula.
-- `is_arithmetic(normalized)`: an unevaluated sum/product of plain numbers (`40+24`, `3*60`); never
-  an answer for a numeric reference (the verifier does not evaluate it).
+    normalize(r"\left( 3, \dfrac{\pi}{2} \right)") == r"(3,\frac{\pi}{2})"
+    exact_value(normalize(r"(1,\frac{1}{2}]")) == ("(", "]", (Fraction(1), Fraction(1, 2)))
+    for_sympy(r"2\pi r"); is_prose("27 miles from A") is True; is_arithmetic("40+24") is True
 
-Usage: `normalize(r"\\left( 3, \\dfrac{\\pi}{2} \\right)") == r"(3,\\frac{\\pi}{2})"`.
+`normalize`: the canonical string (what it drops and rewrites: its docstring). `exact_value`: the exact
+value of a plain number or a tuple, interval or set of them (`\infty` allowed, a set's order ignored), else
+None: sympy decides. `for_sympy`: the lighter clean-up handed to math-verify (spaces kept). `is_prose`: words
+outside `\text{}`, read as a sentence. `is_arithmetic`: unevaluated sums/products, never a numeric answer.
 """
 
 from __future__ import annotations
@@ -68,7 +59,15 @@ def for_sympy(answer: str, prose: bool = False) -> str:
 
 
 def normalize(answer: str) -> str:
-    """Canonical string form of a LaTeX answer (see the module docstring)."""
+    r"""Canonical string form of a LaTeX answer.
+
+    Dropped: `$`, `\(`/`\[` and markdown `**` anywhere (so `(5, $\frac{\pi}{3}$)` reads as
+    `(5,\frac{\pi}{3})`), `\left`/`\right`, spacing commands, degrees, `\%`, `\$`, `\text{}`-style wrappers,
+    a leading `x =`, a trailing `.` or backslash (`\frac{11}{4}\`), an unmatched bracket at either end
+    (`\frac{14}{3}\right)`), thousands commas, all spaces. Rewritten: `\dfrac`/`\tfrac` -> `\frac`,
+    `\frac12` -> `\frac{1}{2}`, `\sqrt2` -> `\sqrt{2}`, `π` -> `\pi` (also `√`, `∞`, `×`, `−`), and `a/b`
+    of plain atoms (`\pi/2`, `3/4`) -> `\frac{a}{b}`.
+    """
     s = _light(answer)
     for degree in ("^{\\circ}", "^\\circ", "°", "\\degree", "\\circ"):
         s = s.replace(degree, "")

@@ -1,26 +1,12 @@
-"""The slow path of the math verifier: symbolic equivalence by math-verify (sympy), guarded and cached.
+r"""The slow path of the math verifier: symbolic equivalence by math-verify (sympy), guarded and cached.
 
-`verified(gold, pred, prose, limit) -> bool`: math-verify's verdict on a prediction against a gold
-answer. `prose=False`: pred is one formula (parsed as `$\\boxed{pred}$`); `prose=True`: pred is a
-sentence and math-verify picks its maths (`The answer is $\\frac{1}{2}$`). Decides what the exact
-fast path (`rewards.math_normalize`) cannot: `2\\sqrt2` == `\\sqrt8`, `\\frac{\\pi}{3}` == `\\frac{2\\pi}{6}`,
-`[1,2)` != `(1,2]`, equations, expressions in letters.
+    verified(r"\sqrt{8}", r"2\sqrt{2}", prose=False, limit=1.0)                        # True
+    verified(r"\frac{1}{2}", r"The answer is $\frac{1}{2}$.", prose=True, limit=1.0)   # True: its maths
 
-- Time: math-verify runs with its signal-based timeouts off and under
-  `rewards.timeout.call_with_limit(limit)` instead (any thread). Gold answers are parsed once
-  (`_parse_gold`, cached) and verdicts are cached per (gold, prediction, prose): the n completions
-  of a group repeat the gold and often the final answer, and a time-out is cached as False, so a
-  bomb costs its limit once.
-- Safety screen before sympy sees a prediction: at most `MAX_PRED_CHARS` characters and brace depth
-  `MAX_DEPTH`; no `\\sum`/`\\prod`/`\\int`/`\\lim` unless the gold has one (an unevaluated series
-  is not a final answer, and sympy can spend its whole limit summing it); after parsing, at most
-  `MAX_NODES` expression nodes and an estimated size of every sub-expression below `MAX_BITS` bits
-  (so `9^{9^{9}}`, `100000!` or `(x+1)^{10^5}`, which would hang inside one uninterruptible bigint
-  operation, are refused at once).
-- math-verify and sympy are imported and warmed up on first use (`math_verify_module()`), outside
-  any time limit; `clear_caches()` forgets gold parses and verdicts (benchmarks only).
-
-Usage: `verified(r"\\sqrt{8}", r"2\\sqrt{2}", prose=False, limit=1.0) is True`.
+`verified(gold, pred, prose, limit) -> bool`: pred is one formula (prose=False, parsed as `$\boxed{pred}$`)
+or a sentence whose maths math-verify picks. It runs under `rewards.timeout.call_with_limit(limit)` (any
+thread); gold parses and verdicts are cached, a time-out as False. False without sympy for predictions over
+MAX_PRED_CHARS or MAX_DEPTH, with a \sum/\int/\lim the gold lacks, or parsed over MAX_NODES or MAX_BITS.
 """
 
 from __future__ import annotations
@@ -38,7 +24,8 @@ MAX_PRED_CHARS = 512
 MAX_DEPTH = 24
 # Most sympy nodes in a parsed prediction that `verify` is allowed to work on.
 MAX_NODES = 400
-# Largest estimated magnitude (log2) of any sub-expression that `verify` may evaluate.
+# Largest estimated magnitude (log2) of any sub-expression that `verify` may evaluate: `9^{9^{9}}`, `100000!` or
+# `(x+1)^{10^5}` would hang inside one uninterruptible bigint operation, so they are refused at once.
 MAX_BITS = 20_000
 # Verdicts kept in the (gold, prediction) cache.
 CACHE_SIZE = 65_536
@@ -146,10 +133,11 @@ def _math_verify(gold: str, pred: str, prose: bool) -> bool:
     return bool(parsed) and bool(mv.verify(gold_parsed, parsed, timeout_seconds=None))
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
+@functools.lru_cache(maxsize=CACHE_SIZE)  # a group's n completions repeat the gold and often the final answer
 def _verified(gold: str, pred: str, prose: bool, limit: float) -> bool:
     math_verify_module()
     _parse_gold(gold)  # cached; parsed under its own, longer limit
+    # a time-out is cached as False, so a bomb costs its limit once
     return bool(call_with_limit(lambda: _math_verify(gold, pred, prose), limit, default=False))
 
 

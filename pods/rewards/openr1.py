@@ -1,38 +1,12 @@
-"""The three rewards of the authors' 8-GPU runs (open-r1 fork), written from their semantics.
+r"""The three rewards of the authors' 8-GPU runs (open-r1 fork), written from their semantics.
 
-    from pods.rewards.openr1 import openr1_accuracy
-    openr1_accuracy(["<answer>\\n$72$\\n</answer>", "<answer>\\n72\\n</answer>"], ["72", "72"])  # [1.0, 0.0]
+    openr1_accuracy(["<answer>\n$72$\n</answer>", "<answer>\n72\n</answer>"], ["72", "72"])  # [1.0, 0.0]
 
-Registered as `openr1_accuracy`, `openr1_format` and `openr1_tags`; the paper's 8-GPU presets
-(config/trl/) weight them 1 / 1 / 1 as the authors did (open-r1/recipes/Qwen2.5-3B-Instruct/
-config_pods.yaml:44-51, the reward_funcs accuracy, format, tag_count). Sources: the authors'
-open-r1/src/open_r1/rewards.py (accuracy :96-138, format :141-146, tag count :149-168).
-
-- `openr1_accuracy`: 1.0 if math-verify judges the completion's answer equal to the gold. The
-  gold is parsed with math-verify's default extraction (first match); our GSM8K gold is the
-  number after `####`, which parses to the same value as the full solution text the authors
-  passed. The completion's answer is read only from LaTeX behind an anchor: a `\\boxed{}`
-  anywhere (tried first), or a `$..$` / `\\(..\\)` / `\\[..\\]` environment within 50 characters
-  after the word "answer" (the `<answer>` tag counts) or after "final answer ... is"; normalised
-  with basic LaTeX, units, boxed "all" and equations on, nits and malformed operators off. A bare `72`, even inside `<answer>` tags, or a `$72$`
-  far from any "answer" is NOT read: that is why the authors' first evaluations (after one step)
-  score 2.5-3.5 % (paper-results/h100s-acc.csv) and the runs learn to write `<answer>\\n$72$` or
-  `\\boxed{72}` (math-verify's LatexExtractionConfig with try_extract_without_anchor=False,
-  boxed_match_priority=0).
-  A gold that math-verify cannot parse gives NaN (the authors returned None): TRL skips that
-  reward for that completion; the native loop refuses non-finite rewards with an error.
-- `openr1_format`: 1.0 iff the text starts with "<think>\\n", later holds "\\n</think>\\n<answer>\\n"
-  and after that "\\n</answer>" followed by a line break or the end of the text. (The authors'
-  pattern ends in `$` under re.MULTILINE, so text after a line break that follows </answer> is
-  tolerated; nothing may precede <think>.)
-- `openr1_tags`: 0.25 for each of "<think>\\n", "\\n</think>\\n", "\\n<answer>\\n", "\\n</answer>"
-  that occurs exactly once, so 0, 0.25, ..., 1.
-
-Differences from the authors' run: math-verify 0.9 here (they pinned 0.5.2, open-r1/setup.py:60),
-and math-verify runs under `rewards.timeout.call_with_limit` (1 s, any thread) instead of its
-signal-based timeouts, with the same screen against huge expressions as `rewards.math_symbolic`;
-a time-out scores 0, as math-verify's own time-out does. Non-string completions and completions
-over MAX_CHARS (20 000 characters; 1024 tokens are a few thousand) score 0.
+`openr1_accuracy`: 1.0 if math-verify finds the answer, read only from anchored LaTeX (a `\boxed{}`, or `$..$`
+within 50 characters after "answer"), equal to the gold; NaN when the gold does not parse; 0 past TIME_LIMIT_S
+or MAX_CHARS. `openr1_format`: 1.0 iff the text is "<think>\n" .. "\n</think>\n<answer>\n" .. "\n</answer>"
+and then a line break or its end. `openr1_tags`: 0.25 per string of TAG_STRINGS found exactly once.
+The rules in full, the authors' sources and weights, and where this differs: docs/multi-gpu.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,12 @@
-r"""LaTeX to plain text as the paper's grader sees it: `latex_to_text(r"\frac{\pi}{2}") == "π/2"`.
+r"""LaTeX to plain text as the paper's grader sees it: pylatexenc 2.10's `LatexNodes2Text().latex_to_text`.
 
-The authors' grader (YixuanEvenXu/pods utils/grader.py `_parse_latex`, lines 31-46) turns answers
-that contain a backslash into text with pylatexenc 2.10's `LatexNodes2Text().latex_to_text`
-before comparing strings. pylatexenc is not a dependency here, so this module re-implements the
-part answers use, with pylatexenc's conventions (tests/pods/rewards/test_paper_latex.py holds its real
-outputs): maths `$..$` / `\(..\)` -> the stripped content, display maths and equation
-environments -> an indented line; `\frac{a}{b}` -> `a/b` (`\dfrac` is unknown to it: `ab`);
-`\sqrt[n]{x}` -> `√(x)`; `\text{..}`-like macros -> their content; `\mathbb{R}` -> `ℝ`; accents
--> combining marks; SYMBOLS -> Unicode; other macros -> nothing (`\boxed{5}` -> `5`, the group
-stays); `{..}` -> content; `&` -> three spaces; matrices -> `[ a b; c d ]`; pylatexenc's spacing
-rules inside and outside maths. Where pylatexenc raises (`\sqrt` without argument, an empty
-matrix) LatexError is raised and the caller keeps its string. Known gap: pylatexenc knows about
-1,000 symbol macros, the ones missing from SYMBOLS become ''.
+    latex_to_text(r"\frac{\pi}{2}") == "π/2"
+    latex_to_text(r"\boxed{5}") == "5"; latex_to_text(r"\mathbb{R}") == "ℝ"
+
+Re-implements the part answers use, with pylatexenc's conventions (tests/pods/rewards/test_paper_latex.py
+holds its real outputs); what becomes what: `latex_to_text`. Where pylatexenc raises (`\sqrt` without an
+argument, an empty matrix) LatexError is raised and the caller keeps its string. Known gap: pylatexenc knows
+about 1,000 symbol macros; those missing from SYMBOLS become ''. Why and whose code: docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -68,7 +63,14 @@ _TEXT_SPECIALS = (("---", "—"), ("--", "–"), ("``", "“"), ("''", "”"), (
 
 
 def latex_to_text(s: str) -> str:
-    """pylatexenc-style plain text of LaTeX `s` (see the module docstring); LatexError where it raises."""
+    r"""pylatexenc-style plain text of LaTeX `s`; LatexError where pylatexenc raises.
+
+    Maths `$..$` / `\(..\)` -> the stripped content, display maths and equation environments -> an indented
+    line; `\frac{a}{b}` -> `a/b` (`\dfrac` is unknown to pylatexenc: `ab`); `\sqrt[n]{x}` -> `√(x)`;
+    `\text{..}`-like macros (KEEP) -> their content; `\mathbb{R}` -> `ℝ` (STYLES); accents -> combining marks;
+    SYMBOLS -> Unicode; other macros -> nothing (`\boxed{5}` -> `5`, the group stays); `{..}` -> content;
+    `&` -> three spaces; matrices -> `[ a b; c d ]`; pylatexenc's spacing rules inside and outside maths.
+    """
     return _Parser(s).text(None)
 
 

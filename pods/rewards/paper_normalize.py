@@ -4,16 +4,10 @@ r"""The paper's answer comparison: two string normalisations, no symbolic maths.
     same_answer(r"\(\frac{14}{3}\)", r"\frac{14}{3}")         # True  (LaTeX to text: 14/3 == 14/3)
     same_answer("(3, π/2)", r"\left( 3, \frac{\pi}{2} \right)")  # False: no symbolic comparison
 
-Behaviour of the authors' `grade_answer(given, ground_truth)` (YixuanEvenXu/pods utils/grader.py
-lines 233-285, its sympy branch commented out at line 282), re-implemented here; `given` is
-correct when
-1. the Hendrycks-MATH normalisations agree (`mathd`, the authors' utils/normalize.py), or
-2. the PRM800K normalisations agree (`prm`, utils/grader.py `_normalize`, lines 104-174), or
-3. both are tuples/intervals of the same length and bracket characters whose elements are all
-   fractions `a/b` written identically after removing thousands commas (grader.py lines 262-285).
-Every quirk is kept on purpose (a `\text{ ` unit cut, `0.5` == `\frac{1}{2}`, `2.99999999` -> `2`,
-"billion" -> `*10^9`, a unit name removed anywhere in the text, ...): these functions decide what
-counts as the paper's accuracy, not what is right. pods/rewards/paper.py builds the rewards from it.
+`same_answer(given, reference)` is the authors' `grade_answer` re-implemented: True when the `mathd` or
+the `prm` normalisations agree, or both are tuples/intervals of identical fractions `a/b`. Every quirk is
+kept on purpose: these functions decide what counts as the paper's accuracy, not what is right
+(pods/rewards/paper.py builds the rewards on them). The rules, quirks and sources: docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -196,7 +190,7 @@ def _elements(expr: str) -> list[str]:
 
 
 def same_answer(given: str | None, reference: str) -> bool:
-    """The authors' verdict on one candidate string against the reference (see the module docstring)."""
+    """The authors' verdict on one candidate string against the reference (docs/evaluation.md)."""
     if given is None:
         return False
     if mathd(reference) == mathd(given):

@@ -1,17 +1,12 @@
 """A hard per-call time limit that works in any thread, without signals or subprocesses.
 
-math-verify's own `parsing_timeout` / `timeout_seconds` use `signal.alarm`: whole seconds only,
-main thread only (elsewhere it raises ValueError), and its `alarm(0)` cancels any outer alarm. The
-verifiers therefore call math-verify with those options off and wrap the call in `call_with_limit`:
-one shared daemon watchdog thread raises `_TimeLimit` (a BaseException, so `except Exception` in
-sympy cannot swallow it) inside the calling thread via `PyThreadState_SetAsyncExc` once the
-deadline passes, and again every `REPEAT_S` while the call is still running.
+    call_with_limit(fn, 1.0, default=False)     # fn() if it returns within 1 s, else False
+    call_with_limit(fn, None)                   # no limit: fn()
 
-Limits: like a signal handler, the exception is delivered between bytecodes, so a single C-level
-operation (one huge bigint power) cannot be interrupted; the math verifier screens such
-expressions out before they reach sympy (see `rewards.math_answer`).
-
-Usage: `call_with_limit(fn, 1.0, default=False)` returns fn() or `default` after ~1 s.
+One shared daemon watchdog thread raises `_TimeLimit` (a BaseException, so sympy's `except Exception`
+cannot swallow it) in the calling thread once the deadline passes, and again every `REPEAT_S`. Like a
+signal it lands between bytecodes: one C-level operation (a huge bigint power) is not interrupted, so the
+math verifier screens those out first. Why not math-verify's own time-outs: docs/verifiers.md.
 """
 
 from __future__ import annotations

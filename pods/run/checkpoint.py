@@ -1,26 +1,13 @@
 """Checkpoints: when to save (pure), atomic save, verified resume from the newest intact one.
 
-    schedule = SaveSchedule("time", interval=1800, steps=100, final=True)
-    schedule.due(step=12, elapsed=1805.0, last_step=0, last_elapsed=0.0)   # -> True
+    SaveSchedule("time", interval=1800, steps=100, final=True).due(12, 1805.0, 0, 0.0)   # -> True
     save(run_dir, step, state, policy, optimizer, scheduler)                 # checkpoint-<step>/
     path, state = resume(run_dir, policy, optimizer, scheduler)              # newest intact; RNGs too
     verify(path) -> [problems]; intact(run_dir) -> [paths]; clean_stale(run_dir) at start-up
 
-Layout of `checkpoints/<run_name>/checkpoint-<step>/` (a contract for evaluation and plots):
-    state.json     {"step", "elapsed_seconds", "data_position", "saved_at", ...}
-    policy/        Policy.save: PEFT adapter dir (adapter_config.json, adapter_model.safetensors)
-                   or the full model when LoRA rank is 0; plus the tokenizer
-    trainer.pt     optimizer and scheduler state dicts
-    rng.pt         python, numpy, torch (CPU and CUDA) RNG states and the trainer's own generators
-    manifest.json  size and SHA-256 of every file above (pods.run.manifest); written last
-A checkpoint is written into `.tmp-checkpoint-<step>` and renamed when complete, so a crash never
-leaves a directory named `checkpoint-<step>` that is incomplete; a temp dir left by a crash is
-removed at the next start (`clean_stale`). A checkpoint damaged later (truncated or missing file)
-fails `verify`; `resume` then warns, leaves it in place and takes the next older one; when the
-resumed run saves that step again, the damaged copy is renamed `checkpoint-<step>.damaged`.
-Checkpoints written before manifests existed are checked for their files and trusted if they load.
-`elapsed_seconds` is training time (model loading and checkpoint writing excluded), so
-time-based saving continues seamlessly after a resume.
+`checkpoint-<step>/` holds state.json, policy/ (adapter or full model, and the tokenizer), trainer.pt,
+rng.pt and manifest.json (written last); it is renamed into place only when complete. One that fails
+`verify` is skipped by `resume` for the next older one. The layout, a contract: docs/long-runs.md.
 """
 
 from __future__ import annotations

@@ -4,13 +4,10 @@
     if log.due(step):
         log.log(step, prompt_texts, answers, rollouts, total, per_fn, kept_idx)   # [G, n] / [G, k]
 
-One JSON line per logged prompt (the first `logging.samples_prompts` groups of the step):
+One JSON line per logged prompt (the first `prompts` groups of the step), with all n completions:
     {"step", "prompt", "answer", "completions": [{"text", "rewards": {fn: value}, "total", "kept"}, ...]}
-with all n completions of that prompt; `kept` says whether down-sampling chose it for the update.
-With `logging.print_samples` the console shows the best and the worst kept completion of each
-logged step (tqdm.write, so under the progress bar); with wandb on, the same rows go to a wandb
-table `samples`. On resume from checkpoint-<k> rows of steps > k are dropped, as in metrics.jsonl.
-A failed write raises pods.io.WriteError like every other file of the run.
+`kept`: down-sampling chose it. Rows of steps > resume_step are dropped, as in metrics.jsonl; a failed
+write raises pods.io.WriteError. The console's best/worst lines and the wandb table: docs/workbench.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""Configs: PODSConfig (`trl.GRPOConfig` + `pods_m`, `pods_rule`, `prompt_repeats`) and GRPOGAConfig
-(`trl.GRPOConfig` + `prompt_repeats`), checked at construction; the GRPO-GA kwargs of a PODS run.
+"""PODSConfig and GRPOGAConfig: `trl.GRPOConfig` plus the PODS fields, checked at construction.
 
     from pods.integrations.trl import PODSConfig, GRPOGAConfig, grpo_ga_kwargs
     args = PODSConfig(output_dir="out", num_generations=16, pods_m=4, per_device_train_batch_size=16)
     ga = GRPOGAConfig(**grpo_ga_kwargs({"num_generations": 16, "pods_m": 4, ...}))  # the matching GRPO-GA
 
-`prompt_repeats = k`: each sampled prompt fills k consecutive groups of n (pods/integrations/trl/
-sampler.py). See pods/integrations/trl/__init__.py for the batch bookkeeping.
+PODSConfig adds `pods_m`, `pods_rule` and `prompt_repeats`, GRPOGAConfig `prompt_repeats` (k: each sampled
+prompt fills k consecutive groups of n, pods/integrations/trl/sampler.py); a bad value raises ValueError
+saying what to change. The batch bookkeeping: docs/multi-gpu.md.
 """
 
 from __future__ import annotations

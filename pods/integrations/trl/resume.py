@@ -1,23 +1,13 @@
 """Rerunning a scripts/train_trl.py command continues its run: plan (every process), then apply (rank 0).
 
     plan = plan_run(run_dir, cfg)            # read-only: fresh | resume | finished; ValueError on a config change
-    ... build the trainer ...
-    if trainer.accelerator.is_main_process: apply_plan(run_dir, plan, cfg)
+    if trainer.accelerator.is_main_process: apply_plan(run_dir, plan, cfg)   # once the trainer is built
     trainer.accelerator.wait_for_everyone()
     trainer.train(resume_from_checkpoint=plan.checkpoint)   # None when fresh
 
-- A run directory is new (fresh), finished (`finished.json`: a rerun does nothing), or resumable
-  from its latest *complete* checkpoint: `checkpoint-<step>/trainer_state.json` parses and names
-  that step. HF's Trainer writes that file last (after weights, optimizer, scheduler and RNG
-  states: transformers/trainer.py `_save_checkpoint`), so a directory without it is a save that
-  was killed half-way; it is deleted before training resumes.
-- The run's settings (`config.yaml`, the resolved preset) must equal the rerun's; otherwise the
-  rerun is refused with the differing keys. `overwrite=true` deletes checkpoints and logs and
-  starts over.
-- metrics.jsonl keeps the rows before the checkpoint's step (the checkpoint itself holds that
-  step's row: pods/integrations/trl/runlog.py), eval_results.json the evaluations up to it;
-  what was logged after it is dropped, since those steps run again.
-- With logs but no complete checkpoint (killed before the first save) the run starts over.
+Resumes from the latest complete checkpoint (its trainer_state.json names its step; incomplete ones are
+deleted), refuses settings other than config.yaml's, leaves a finished run (finished.json) alone and trims
+metrics.jsonl / eval_results.json to the checkpoint's step; overwrite=true starts over. docs/multi-gpu.md.
 """
 
 from __future__ import annotations
@@ -46,7 +36,7 @@ def checkpoint_step(path: Path) -> int | None:
     """The step of a complete checkpoint directory, None if it is incomplete (no valid trainer_state.json)."""
     try:
         step = int(path.name.rsplit("-", 1)[1])
-        state = json.loads((path / "trainer_state.json").read_text())
+        state = json.loads((path / "trainer_state.json").read_text())  # HF writes it last: trainer.py _save_checkpoint
     except (IndexError, ValueError, OSError):
         return None
     return step if state.get("global_step") == step else None

@@ -4,23 +4,10 @@
                  max_train_seconds=2400, eval_every_seconds=120, save_every_seconds=600)
     trainer = PODSTrainer(..., callbacks=[log]); trainer.train()
 
-- Training clock `elapsed_seconds`: the summed wall time of the optimizer steps (generation,
-  scoring, update), excluding evaluation, logging and saving; on several processes every rank
-  takes rank 0's clock, so all of them stop, evaluate and save at the same steps.
-- `max_train_seconds`: stop once the clock passes it (the authors stopped at 40 min,
-  open-r1/src/open_r1/grpo_trainer.py:1377, their clock also net of evaluation: :1369-1371).
-- `eval_every_seconds`: evaluate after the first step whose clock passes 0, T, 2T, ... (as the
-  authors: next_eval_time starts at 0 and grows by 120 s after each evaluation, :534-535, :1349-1372).
-- `save_every_seconds`: checkpoint after the first step whose clock passes T, 2T, ..., and at the
-  last step (time budget or max_steps); TRL's own save_strategy / save_steps work as well.
-- metrics.jsonl (rank 0): one row per optimizer step (step 0: an evaluation at start), written
-  when the next step begins; `step`, `elapsed_seconds`, `eval_seconds`, TRL's logs, `time/step`,
-  and on evaluated steps `eval/accuracy` and `eval/<metric>`. eval_results.json: every evaluation
-  in the layout of pods.analysis.loaders.load_run_dir, rewritten atomically.
-- Resume: the clock, the next evaluation / save times and the not yet written row of the current
-  step are part of every checkpoint (trainer_state.json, `stateful_callbacks.RunLog`) and are
-  restored when training resumes from it, so the files continue without gaps or duplicates
-  (pods/integrations/trl/resume.py trims what was written after the checkpoint).
+The clock `elapsed_seconds` sums the optimizer steps' wall time (no evaluation, logging or saving), rank 0's
+on every rank. Training stops past max_train_seconds, evaluates after the first step past 0, T, 2T, ... and
+saves past T, 2T, ... and at the last step. metrics.jsonl: one row per step (rank 0), written as the next
+begins; the clock, the next times and the unwritten row are saved in each checkpoint. docs/multi-gpu.md.
 """
 
 from __future__ import annotations

@@ -3,19 +3,10 @@
     args = PODSConfig(..., num_generations=128, pods_m=32, per_device_train_batch_size=128,
                       gradient_accumulation_steps=4, prompt_repeats=4)   # 1 prompt x 512 per process
 
-TRL's sampler gives every group of n = num_generations completions its own prompt. The authors'
-8-GPU fork gave each process ONE prompt per optimizer step and generated n x ga completions of it
-(open-r1/src/open_r1/grpo_trainer.py:771-780: RepeatSampler(mini_repeat_count=n*gas,
-batch_size=num_procs); :721 loader batch n*gas), which it split into ga groups of n, each selected
-and normalised on its own (:1104-1136). With `prompt_repeats = k` the sampler repeats every drawn
-prompt k * n times in a row, so TRL's consecutive groups of n hold k groups of that prompt; when
-per_device_train_batch_size * steps_per_generation == k * n each process holds exactly one prompt.
-Everything after the sampler (generation, grouping, advantages, PODS selection) is unchanged:
-each group is still one prompt's n completions.
-
-The sampler is TRL's own `RepeatSampler` with k * n in place of n; repeats across the
-steps_per_generation * num_iterations accumulation steps stay TRL's (the authors' fork drew a fresh
-batch at every accumulation step and used only the first: see docs/multi-gpu.md "Schedule").
+TRL's own `RepeatSampler` with k * n in place of n: every drawn prompt is repeated k * n times in a row, so
+TRL's consecutive groups of n hold k groups of it, each still selected and normalised on its own; with
+per_device_train_batch_size * steps_per_generation == k * n each process holds exactly one prompt. ValueError
+when generation_batch_size is not a multiple of k * n. The authors' fork, cited: docs/multi-gpu.md.
 """
 
 from __future__ import annotations
@@ -47,6 +38,7 @@ class PromptRepeatsMixin:
         return repeat_prompt_sampler(self.train_dataset if dataset is None else dataset,
                                      num_generations=self.num_generations, prompt_repeats=k,
                                      generation_batch_size=self.args.generation_batch_size,
+                                     # TRL's reuse over accumulation steps; the authors' fork: docs/multi-gpu.md
                                      repeat_count=self.num_iterations * self.args.steps_per_generation,
                                      shuffle=self.shuffle_dataset, seed=self.args.seed)
 
