@@ -1,16 +1,11 @@
-"""Load the multi-GPU tracker exports (`h100s-acc.csv`, `h100s-length.csv`, `a100s-*.csv`) as runs.
+"""The multi-GPU tracker exports (`h100s-acc.csv`, `h100s-length.csv`, `a100s-*.csv`) as runs.
 
-Each CSV has a time column `eval/time` and, per run, `data/<run> - _step` and
-`data/<run> - <metric>` columns (rows where a run was not evaluated are empty). Run names are
-`<prefix>-s<seed>-p8-n<n>-m<m>-ga<ga>`; the setting is the name without `-s<seed>`.
+    runs = load_csv_setting(results_dir, "h100s", "n32-m32-ga16")   # or the setting `h100s:n32-m32-ga16`
+
+Each CSV has a time column `eval/time` (seconds, see docs/analysis.md; `--csv-time-unit` overrides) and,
+per run, `data/<run> - _step` and `data/<run> - <metric>` columns, empty where a run was not evaluated.
+Run names are `<prefix>-s<seed>-p8-n<n>-m<m>-ga<ga>`, the setting is the name without `-s<seed>`;
 `<stem>-acc.csv` gives gsm8k `ans_acc`, `<stem>-length.csv` gives gsm8k `lengths`.
-
-`eval/time` is in seconds: the paper-results README says minutes, but the values run to 2400-3300
-while the runs trained for about 30 minutes, and the authors' own plotting script divides it by 60 to
-plot 0-30 minutes. `time_unit` (CLI `--csv-time-unit`) overrides this.
-
-Use: `load_csv_setting(results_dir, "h100s", "n32-m32-ga16")`, or on the command line the setting
-`h100s:n32-m32-ga16` (the part after the colon matches one setting uniquely).
 """
 
 from __future__ import annotations

@@ -4,11 +4,9 @@
     locate_results()                   # Path of the results folder, or None
     locate_examples()                  # Path of examples.jsonl.gz, or None
 
-`locate_*` look in `paper-data/` of the working directory, of this checkout and of their parents,
-then in a `shared/paper-results` / `shared/paper-examples` folder beside them (the layout of the
-project's own development machines). GET_IT says how to get the data when it is absent.
-The source is https://github.com/YixuanEvenXu/pods (no licence file: the data stays in the user's
-copy, it is not part of this repository). The extraction is deterministic.
+`locate_*` look in `paper-data/` of the working directory, of this checkout and of their parents, then
+in a `shared/paper-results` / `shared/paper-examples` folder beside them; GET_IT says how to get the data.
+The data stays in the user's copy (the source has no licence file); the extraction is deterministic.
 """
 
 from __future__ import annotations
