@@ -15,6 +15,8 @@
 - `CheckpointError`: a checkpoint or run directory that cannot be used as asked.
 - `ResultsError`: a results file (eval_results.json, metrics.jsonl, the paper's JSON/CSV) that
   the analysis scripts cannot read; names the file.
+- `RewardError`: a reward function that raised (your own), or returned anything but one finite number
+  per completion, on a real batch or the start-up probe; names the function and what it returned.
 - `MissingExtra`: an optional extra is not installed (pods.extras.require); names the install command.
 - defined beside the code that raises them: `pods.io.WriteError` (also an OSError: "no space left on
   device: <path>") and `pods.run.guard.NonFiniteError` (non-finite steps or weights).
@@ -47,6 +49,10 @@ class CheckpointError(PodsError, RuntimeError):
 
 class ResultsError(PodsError, ValueError):
     """A results or metrics file that cannot be read; the message names the file."""
+
+
+class RewardError(PodsError, ValueError):
+    """A reward call that failed or returned unusable scores; names the function, what it returned, what to fix."""
 
 
 class MissingExtra(PodsError, ImportError):

@@ -77,7 +77,7 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     from pods import plugins, rewards
 
     for name in names:  # registry names, or your own package.module:function (imported and probed here)
-        plugins.check_reward(name) if plugins.is_plugin(name) else rewards.get(name)
+        rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)
     for key in ("accuracy_reward", "format_reward"):
         if cfg.get(key) is not None and cfg[key] not in names:
             raise ConfigError(f"{key} {cfg[key]!r} is not among the rewards {names}")

@@ -224,21 +224,16 @@ def _dataset(d) -> list[str]:
 
 
 def reward_problems(d) -> list[str]:
-    """dataset.rewards: {name, weight} entries naming registered rewards or your own functions (probed)."""
-    if not d.rewards:
-        return ["dataset.rewards is empty: list at least one {name, weight} reward function"]
-    p, names = [], []
-    for i, item in enumerate(d.rewards):
-        if not isinstance(item, (dict, DictConfig)) or "name" not in item:
-            p.append(f"dataset.rewards entries must be {{name, weight}}, got {item!r}")
-            continue
-        names.append(item["name"])
-        if "weight" in item:
-            p += number(f"dataset.rewards[{i}].weight", item["weight"])
+    """dataset.rewards: {name, weight, unless} items (pods.rewards.Entry) naming registered rewards or your own
+    functions (imported and probed), and dataset.accuracy_reward among them."""
+    p = rewards.entry_problems(d.rewards, where="dataset.rewards")
+    items = [item for item in d.rewards or [] if isinstance(item, (dict, DictConfig)) and isinstance(item.get("name"), str)]
+    for name in dict.fromkeys(item["name"] for item in items):
         try:
-            plugins.check_reward(item["name"]) if plugins.is_plugin(item["name"]) else rewards.get(item["name"])
-        except ValueError as err:
+            rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)
+        except ValueError as err:  # PluginError, RewardError, an unknown name
             p.append(f"dataset.rewards: {err}")
+    names = [item["name"] for item in items]
     if d.accuracy_reward is not None and d.accuracy_reward not in names:
         p.append(f"dataset.accuracy_reward {d.accuracy_reward!r} is not one of dataset.rewards {names}")
     return p
