@@ -133,7 +133,13 @@ CASES = [
                                                                  "one optimizer step (got n=4, m=2): set rl.m=rl.n"]),
     ("dynamic-sampling-word", "train.py", ["rl.dynamic_sampling=maybe"], ["rl.dynamic_sampling must be true or false"]),
     ("generation-rounds-0", "train.py", ["rl.max_generation_rounds=0"],
-     ["rl.max_generation_rounds must be an integer >= 1, got 0"]),
+     ["rl.max_generation_rounds must be an integer in [1, 32], got 0"]),
+    ("generation-rounds-unbounded", "train.py", ["rl.max_generation_rounds=1000", "rl.dynamic_sampling=true"],
+     ["rl.max_generation_rounds must be an integer in [1, 32], got 1000; each round generates B x n more"]),
+    ("short-batch-unknown", "train.py", ["rl.dynamic_sampling=true", "rl.short_batch=skip"],
+     ["unknown rl.short_batch 'skip'; valid: partial, top_up, error"]),
+    ("dynamic-metric-without-dynamic-sampling", "train.py", ["rl.dynamic_sampling_metric=total"],
+     ["rl.dynamic_sampling_metric=total only act with dynamic sampling: set rl.dynamic_sampling=true"]),
     ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
      ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
     # ---- train.py: your own functions by import path (issue 14), checked before any model loads
@@ -144,7 +150,7 @@ CASES = [
      ["reward 'os.path:nope': 'os.path'", "has no attribute 'nope'", "expected: def my_reward("]),
     ("plugin-reward-wrong-signature", "train.py", ["dataset.rewards=[{name: 'json:dumps', weight: 1.0}]",
                                                    "dataset.accuracy_reward=null"],
-     ["reward 'json:dumps': the probe call on two completions raised TypeError"]),
+     ["dataset.rewards: reward 'json:dumps' in the start-up probe on 2 completions raised TypeError"]),
     # ---- train.py: data files (point 2), read before any model loads
     ("data-empty", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/empty.jsonl"], ["empty.jsonl is empty"]),
     ("data-malformed-json", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/bad.json"],
