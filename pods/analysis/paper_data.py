@@ -7,8 +7,8 @@
 `locate_*` look in `paper-data/` of the working directory, of this checkout and of their parents,
 then in a `shared/paper-results` / `shared/paper-examples` folder beside them (the layout of the
 project's own development machines). GET_IT says how to get the data when it is absent.
-The source is https://github.com/YixuanEvenXu/pods (no licence file: the data stays in the user's
-copy, it is not part of this repository). The extraction is deterministic.
+The source is https://github.com/YixuanEvenXu/pods (Apache-2.0; the data stays in the user's copy, apart
+from the 56 completions of tests/fixtures/paper_rewards/). The extraction is deterministic.
 """
 
 from __future__ import annotations

@@ -8,11 +8,11 @@
 Every algorithm takes ONE optimizer step per training step on the rollouts `idx` (the loop
 accumulates their gradient over micro-batches; every importance ratio is 1):
 - pods: the m of n chosen by `select(rewards, m, rule)`, advantages over the kept m (the paper's
-  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods).
+  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods at 3fc107e).
 - grpo: m = n, all rollouts, advantages over all n (vanilla GRPO).
 - grpo_ga: the paper's GRPO-GA baseline: all n rollouts, advantages over all n, one optimizer
   step with the gradient accumulated over micro-batches (open-r1/src/open_r1/grpo_trainer.py of the
-  authors' 8-GPU fork). In this loop every algorithm accumulates over micro-batches of
+  authors' 8-GPU fork at 3fc107e). In this loop every algorithm accumulates over micro-batches of
   rl.micro_batch_size, so grpo_ga computes exactly what grpo does; it needs m = n and names the
   baseline in run names and metrics.
 """

@@ -7,7 +7,7 @@
 Every batch of rollouts is trained on once, right after it was sampled, so the importance ratio
 pi / pi_old is exactly 1 and PPO clipping never acts: the loss is -A * exp(logp - logp.detach())
 per token (value -A, gradient -A * d logp), as in the authors' single-GPU trainer
-(trainer/maxvargrpo_trainer.py:586 of YixuanEvenXu/pods) and TRL with num_iterations = 1.
+(trainer/maxvargrpo_trainer.py:586 of YixuanEvenXu/pods at 3fc107e) and TRL with num_iterations = 1.
 Optional k3 KL penalty against reference log-probs (omitted when beta == 0), and two aggregations:
 "sequence" (mean over each completion's tokens, then over completions: the paper's,
 maxvargrpo_trainer.py:588) and "token" (mean over all tokens). `denominator` lets a caller that

@@ -9,7 +9,7 @@ Names (optim.scheduler), with HF transformers' meaning (transformers/optimizatio
 - constant: optim.lr from the first step, no warm-up. HF's `constant` ignores warm-up too
   (get_scheduler returns get_constant_schedule(optimizer) before reading num_warmup_steps), so the
   authors' single-GPU runs (lr_scheduler_type constant, warmup_ratio 0.01: config/train.yaml:37,43
-  of YixuanEvenXu/pods) had none; optim.warmup_ratio > 0 with constant is rejected at start-up.
+  of YixuanEvenXu/pods at 3fc107e) had none; optim.warmup_ratio > 0 with constant is rejected at start-up.
 - constant_with_warmup: linear ramp from 0 over the warm-up, then optim.lr.
 - linear / cosine: warm-up ramp, then decay to 0 at the end of the run (cosine: half a cosine wave).
 

@@ -50,7 +50,7 @@ DATASETS: dict[str, _Spec | None] = {
     "gsm8k": _Spec("openai/gsm8k", "main", ("answer",), ()),
     "math": _Spec("EleutherAI/hendrycks_math", None, ("answer", "solution"), ("level", "type", "subject")),
     "math500": _Spec("HuggingFaceH4/MATH-500", None, ("answer",), ("level", "subject", "unique_id"), ("test",)),
-    # the paper's copy of AMC23 (YixuanEvenXu/pods utils/data.py line 213); math-ai/amc23 via options.hub
+    # the paper's copy of AMC23 (YixuanEvenXu/pods utils/data.py:200 at 3fc107e); math-ai/amc23 via options.hub
     "amc23": _Spec("zwhe99/amc23", None, ("answer",), ("id",), ("test",)),
     "chemistry": _Spec(None, None, ("answer",), ("tolerance", "choices", "subject")),
     "arithmetic": None,  # generated: pods.data.arithmetic
@@ -203,7 +203,7 @@ def _format_answer(value: Any) -> str:
 
 
 def _integer_answer(answer: str, ctx: str) -> str:
-    """AMC23 answers as the paper cast them, `str(int(answer))` (utils/data.py line 229), for
+    """AMC23 answers as the paper cast them, `str(int(answer))` (utils/data.py:216 at 3fc107e), for
     integral values (`27.0` -> `27`); a non-integral one is kept as written (int() would truncate it)."""
     try:
         value = float(answer)
@@ -237,7 +237,7 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
             meta["solution"] = answer
             answer = answer.rsplit("####", 1)[1].strip().replace(",", "")
         elif col == "solution":  # MATH: the whole last boxed expression of the solution (the authors
-            meta["solution"] = answer  # cut it at its first "}": \frac{1}{2} -> \frac{1, utils/data.py line 152)
+            meta["solution"] = answer  # cut it at its first "}": \frac{1}{2} -> \frac{1, utils/data.py:139 at 3fc107e)
             answer = last_boxed(answer) or ""
         elif name == "amc23":
             answer = _integer_answer(answer, ctx)

@@ -6,7 +6,7 @@
 Registered as `openr1_accuracy`, `openr1_format` and `openr1_tags`; the paper's 8-GPU presets
 (config/trl/) weight them 1 / 1 / 1 as the authors did (open-r1/recipes/Qwen2.5-3B-Instruct/
 config_pods.yaml:44-51, the reward_funcs accuracy, format, tag_count). Sources: the authors'
-open-r1/src/open_r1/rewards.py (accuracy :96-138, format :141-146, tag count :149-168).
+open-r1/src/open_r1/rewards.py at 3fc107e (accuracy :96-138, format :141-146, tag count :149-168).
 
 - `openr1_accuracy`: 1.0 if math-verify judges the completion's answer equal to the gold. The
   gold is parsed with math-verify's default extraction (first match); our GSM8K gold is the

@@ -1,6 +1,6 @@
 r"""LaTeX to plain text as the paper's grader sees it: `latex_to_text(r"\frac{\pi}{2}") == "π/2"`.
 
-The authors' grader (YixuanEvenXu/pods utils/grader.py `_parse_latex`, lines 31-46) turns answers
+The authors' grader (YixuanEvenXu/pods utils/grader.py `_parse_latex`, lines 31-46 at 3fc107e) turns answers
 that contain a backslash into text with pylatexenc 2.10's `LatexNodes2Text().latex_to_text`
 before comparing strings. pylatexenc is not a dependency here, so this module re-implements the
 part answers use, with pylatexenc's conventions (tests/pods/rewards/test_paper_latex.py holds its real

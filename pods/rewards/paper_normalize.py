@@ -4,7 +4,7 @@ r"""The paper's answer comparison: two string normalisations, no symbolic maths.
     same_answer(r"\(\frac{14}{3}\)", r"\frac{14}{3}")         # True  (LaTeX to text: 14/3 == 14/3)
     same_answer("(3, π/2)", r"\left( 3, \frac{\pi}{2} \right)")  # False: no symbolic comparison
 
-Behaviour of the authors' `grade_answer(given, ground_truth)` (YixuanEvenXu/pods utils/grader.py
+Behaviour of the authors' `grade_answer(given, ground_truth)` (YixuanEvenXu/pods at 3fc107e, utils/grader.py
 lines 233-285, its sympy branch commented out at line 282), re-implemented here; `given` is
 correct when
 1. the Hendrycks-MATH normalisations agree (`mathd`, the authors' utils/normalize.py), or

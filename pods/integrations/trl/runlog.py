@@ -8,7 +8,7 @@
   scoring, update), excluding evaluation, logging and saving; on several processes every rank
   takes rank 0's clock, so all of them stop, evaluate and save at the same steps.
 - `max_train_seconds`: stop once the clock passes it (the authors stopped at 40 min,
-  open-r1/src/open_r1/grpo_trainer.py:1377, their clock also net of evaluation: :1369-1371).
+  open-r1/src/open_r1/grpo_trainer.py:1377 at 3fc107e, their clock also net of evaluation: :1369-1371).
 - `eval_every_seconds`: evaluate after the first step whose clock passes 0, T, 2T, ... (as the
   authors: next_eval_time starts at 0 and grows by 120 s after each evaluation, :534-535, :1349-1372).
 - `save_every_seconds`: checkpoint after the first step whose clock passes T, 2T, ..., and at the

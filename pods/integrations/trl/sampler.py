@@ -5,7 +5,7 @@
 
 TRL's sampler gives every group of n = num_generations completions its own prompt. The authors'
 8-GPU fork gave each process ONE prompt per optimizer step and generated n x ga completions of it
-(open-r1/src/open_r1/grpo_trainer.py:771-780: RepeatSampler(mini_repeat_count=n*gas,
+(open-r1/src/open_r1/grpo_trainer.py:771-780 at 3fc107e: RepeatSampler(mini_repeat_count=n*gas,
 batch_size=num_procs); :721 loader batch n*gas), which it split into ga groups of n, each selected
 and normalised on its own (:1104-1136). With `prompt_repeats = k` the sampler repeats every drawn
 prompt k * n times in a row, so TRL's consecutive groups of n hold k groups of that prompt; when
