@@ -73,8 +73,12 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     if missing or unknown:
         raise ConfigError(f"preset {path}: missing keys {missing}, unknown keys {unknown}; valid top-level keys: "
                           f"{', '.join(REQUIRED + OPTIONAL)}")
-    names = [r["name"] for r in cfg["rewards"]]
     from pods import plugins, rewards
+
+    problems = rewards.entry_problems(cfg["rewards"], where="rewards")  # {name, weight, unless} items
+    if problems:
+        raise ConfigError(f"preset {path}: " + "; ".join(problems))
+    names = [r["name"] for r in cfg["rewards"]]
 
     for name in names:  # registry names, or your own package.module:function (imported and probed here)
         rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)
