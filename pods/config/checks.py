@@ -149,8 +149,8 @@ def _dynamic(rl) -> list[str]:
     changed = [f"rl.{k}={rl[k]}" for k, default in (("dynamic_sampling_metric", "accuracy"), ("short_batch", "partial"))
                if rl[k] != default]
     if changed and not rl.dynamic_sampling:
-        return [f"{', '.join(changed)} only act with dynamic sampling: set rl.dynamic_sampling=true, or leave "
-                "them at their defaults"]
+        return [f"{', '.join(changed)}: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
+                "rl.dynamic_sampling_metric and rl.short_batch at their defaults (accuracy, partial)"]
     return []
 
 
