@@ -275,7 +275,8 @@ def print_table(summary: dict) -> None:
         print(f"\n{METRICS[metric][1]} ({summary['eval_size']} held-out problems, {len(summary['seeds'])} seeds, "
               f"{summary['steps']} steps; x fewer / x less s: ratio [95% bootstrap interval over seeds])")
         print(f"{'method':31s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO':>11s} {'x fewer':>18s} "
-              f"{'s->GRPO':>8s} {'x less s':>18s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'wasted':>6s} {'rounds':>6s}")
+              f"{'s->GRPO':>8s} {'x less s':>18s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'wasted':>6s} "
+              f"{'rounds':>6s}")
         for meth, e in rows.items():
             print(f"{METHODS[meth][4]:31s} {e['start']:6.3f} {e['final']:6.3f} {e['peak']:6.3f} "
                   f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>11s} "
@@ -296,7 +297,7 @@ def run(argv=None) -> None:
     p.add_argument("--eval-size", type=int, default=2000, help="held-out problems per evaluation")
     p.add_argument("--draws", type=int, default=2, help="samples per problem for sampled pass@1")
     p.add_argument("--parallel", type=int, default=2, help="runs at once (one torch thread each)")
-    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of seeds for the intervals (0: none)")
+    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of seeds (0: no intervals)")
     p.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "demo-compare")
     p.add_argument("--report-only", action="store_true", help="skip training/evaluation; redraw and report")
     p.add_argument("--evaluate-run", type=Path, help=argparse.SUPPRESS)  # internal: evaluate one run dir

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Which prompt groups carry a learning signal under a reward, measured on the authors' own completions.
 
-    uv run python scripts/reward_signal.py                         # paper-data/ (scripts/paper_data.py), else the shared sample
+    uv run python scripts/reward_signal.py          # paper-data/ (scripts/paper_data.py), else the shared sample
     uv run python scripts/reward_signal.py --examples FILE.jsonl.gz --groups 2000 --seed 0 --out signal.json
 
 Groups of n completions are drawn with replacement from the completions the authors published for one
@@ -113,7 +113,8 @@ def kept_flat(questions, total, correct, k, rng) -> dict:
     for rule in RULES:
         kept = c.gather(1, select(t, 16, rule, generator=gen))  # [G, 16]
         is_flat = kept.all(1) | (~kept).all(1)
-        out[rule] = {"of_trained": float(is_flat[trained].float().mean()), "of_mixed": float(is_flat[mixed].float().mean())}
+        out[rule] = {"of_trained": float(is_flat[trained].float().mean()),
+                     "of_mixed": float(is_flat[mixed].float().mean())}
     return out
 
 
@@ -130,8 +131,8 @@ def report(m: dict) -> None:
     for n, v in m["filter_drops_gsm8k"].items():
         print(f"| n = {n[1:]} | {pct(v['total_filter'])} | {pct(v['accuracy_filter'])} |")
     k = m["kept_flat_gsm8k_64_16"]
-    print(f"\n| 64 -> 16, kept 16 all right or all wrong | of groups the total filter trains ({pct(k['total_filter_trains'])}) "
-          f"| of groups whose 64 are mixed ({pct(k['mixed'])}) |\n|---|---|---|")
+    print(f"\n| 64 -> 16, kept 16 all right or all wrong | of groups the total filter trains "
+          f"({pct(k['total_filter_trains'])}) | of groups whose 64 are mixed ({pct(k['mixed'])}) |\n|---|---|---|")
     for rule in RULES:
         print(f"| {rule} | {pct(k[rule]['of_trained'])} | {pct(k[rule]['of_mixed'])} |")
 

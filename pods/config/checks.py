@@ -242,7 +242,8 @@ def reward_problems(d) -> list[str]:
     """dataset.rewards: {name, weight, unless} items (pods.rewards.Entry) naming registered rewards or your own
     functions (imported and probed), and dataset.accuracy_reward among them."""
     p = rewards.entry_problems(d.rewards, where="dataset.rewards")
-    items = [item for item in d.rewards or [] if isinstance(item, (dict, DictConfig)) and isinstance(item.get("name"), str)]
+    items = [item for item in d.rewards or [] if isinstance(item, (dict, DictConfig))
+             and isinstance(item.get("name"), str)]
     for name in dict.fromkeys(item["name"] for item in items):
         try:
             rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)

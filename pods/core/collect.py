@@ -2,21 +2,14 @@
 
     batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=4)
     batch.rollouts, batch.total, batch.per_fn, batch.idx   # G groups: Rollouts, [G, n], {name: [G, n]}, [G, k]
-    batch.prompts, batch.rounds, batch.drawn, batch.short  # dataset index per group [G], rounds, prompts drawn
 
-`sample_round(r) -> Round` draws B new prompts and generates and scores them (round r = 0, 1, ...);
-`keep(total [B, n]) -> idx [B, k]` is the update's selection (pods.core.algorithms.keep), made once per
-round, so the filter judges exactly the rollouts that would be trained on. Without dynamic sampling
-there is one round and every group is trained on. With it, a group is informative when its KEPT
-rollouts differ in `metric` (DAPO and verl's recipe/dapo filter_groups: `accuracy`, every kept answer
-right or every one wrong is uninformative; `total`: the weighted reward sum, verl's `seq_reward`).
-Rounds of B prompts are drawn until B informative groups are found or `max_rounds` are spent; the
-first B informative groups in drawing order are trained on (informative ones beyond B are generated,
-not trained). When the rounds run out short, `short` decides (SHORT_BATCH): `partial` trains on the
-informative groups found (none found: the last round's groups, a zero-advantage step as plain GRPO
-takes), `top_up` fills up to B with flat groups of the latest rounds (zero advantages), `error` raises
-ShortBatchError, as verl does after max_num_gen_batches. `stop()` is asked between rounds: True raises
-RoundsStopped (a signal came; the step is dropped). Batch.short says the rounds ran out.
+Contract: `sample_round(r) -> Round` generates and scores B new prompts (round r); `keep(total [B, n]) ->
+idx [B, k]` is the update's selection, made once per round. Without `dynamic`: one round, every group
+trained. With it, a group is informative when its KEPT rollouts differ in `metric` (FILTER_METRICS), and
+rounds run until B informative groups are found (the first B in drawing order) or `max_rounds` are spent;
+then `short` (SHORT_BATCH) decides: `partial` trains those found (none: the last round's groups), `top_up`
+adds flat ones up to B, `error` raises ShortBatchError. `stop()` is asked between rounds: True raises
+RoundsStopped. Why, and verl's names for all this: docs/workbench.md.
 """
 
 from __future__ import annotations

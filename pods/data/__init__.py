@@ -56,7 +56,8 @@ SYSTEM_PROMPT = (
     "<answer> answer here </answer>."
 )
 # The authors' system prompt of their single-GPU runs and evaluation with instruct models (YixuanEvenXu/pods
-# utils/data.py SYSTEM_PROMPT_INSTRUCT at 3fc107e, lines 25-37, newlines included); config/dataset/gsm8k.yaml and math.yaml.
+# utils/data.py SYSTEM_PROMPT_INSTRUCT at 3fc107e, lines 25-37, newlines included); config/dataset/gsm8k.yaml and
+# math.yaml.
 PAPER_SYSTEM_PROMPT = (
     "\nYou will be given a math question.\nReason about the question and correct your own mistakes if you make any."
     "\n\nRespond in the following format:\n<think>\nReason here. Decide to answer when you are confident as your "

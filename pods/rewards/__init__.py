@@ -73,8 +73,8 @@ DATASET_REWARD = {
     "arithmetic": "arithmetic",
 }
 
-__all__ = ["REGISTRY", "DATASET_REWARD", "ENTRY_KEYS", "Combined", "Entry", "combined", "entry_problems", "get", "names",
-           "probe", "scores", "strict_format"]
+__all__ = ["REGISTRY", "DATASET_REWARD", "ENTRY_KEYS", "Combined", "Entry", "combined", "entry_problems", "get",
+           "names", "probe", "scores", "strict_format"]
 
 
 def names() -> list[str]:

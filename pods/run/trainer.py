@@ -108,7 +108,8 @@ def score(texts, answers, cols, reward) -> tuple[torch.Tensor, dict[str, torch.T
     """(total [N], {name: [N]}) from `reward` = pods.rewards.combined(cfg.dataset.rewards): the total training
     optimises, every function's output checked there (pods.errors.RewardError)."""
     total, per_fn = reward(texts, answers, **cols)
-    return torch.tensor(total, dtype=torch.float32), {k: torch.tensor(v, dtype=torch.float32) for k, v in per_fn.items()}
+    as_tensor = lambda xs: torch.tensor(xs, dtype=torch.float32)  # noqa: E731
+    return as_tensor(total), {k: as_tensor(v) for k, v in per_fn.items()}
 
 
 def score_groups(texts, batch, answers, cols, reward, n) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

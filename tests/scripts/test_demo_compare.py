@@ -61,7 +61,8 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
     assert lo <= 2.0 <= hi and 1.0 < lo and s["pods"]["step_ratio_never_reached"] == 0.0
     assert s["random"]["step_ratio_ci95"][0] <= 1.0 <= s["random"]["step_ratio_ci95"][1]
     assert s["pods"]["time_ratio_ci95"][0] <= s["pods"]["time_ratio_vs_grpo"] <= s["pods"]["time_ratio_ci95"][1]
-    assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["sampled"]["pods"]["step_ratio_ci95"] == [lo, hi]
+    written = json.loads((tmp_path / "summary.json").read_text())["metrics"]["sampled"]["pods"]
+    assert written["step_ratio_ci95"] == [lo, hi]
     assert f"2.00 [{lo:.2f}, {hi:.2f}]" in capsys.readouterr().out
     assert [c[0].axis for c in drawn] == ["steps", "hours"] * 2 and all(len(c) == 3 for c in drawn)
     pods_steps = drawn[0][1]

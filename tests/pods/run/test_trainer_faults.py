@@ -81,8 +81,10 @@ def test_a_nan_reward_stops_the_run_naming_it_and_keeps_the_last_step(tmp_path, 
     run_dir = tmp_path / "t"
     text = str(err.value)
     assert f"reward '{name}' on 16 completions returned NaN/inf for 1 of them (nan at 3; first at completion 3:" in text
-    assert f"(step 2 of {run_dir}; fix this and rerun the same command: it resumes from {run_dir / 'checkpoint-1'})" in text
-    assert [r["step"] for r in read_metrics(run_dir)] == [1] and [p.name for p in ck.intact(run_dir)] == ["checkpoint-1"]
+    resumes = run_dir / "checkpoint-1"
+    assert f"(step 2 of {run_dir}; fix this and rerun the same command: it resumes from {resumes})" in text
+    assert [r["step"] for r in read_metrics(run_dir)] == [1]
+    assert [p.name for p in ck.intact(run_dir)] == ["checkpoint-1"]
 
 
 def test_consecutive_nonfinite_steps_stop_the_run_with_a_message(tmp_path, monkeypatch):
