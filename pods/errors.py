@@ -38,5 +38,9 @@ class ResultsError(PodsError, ValueError):
     the message names the file."""
 
 
+class RewardError(PodsError, ValueError):
+    """A reward call that failed or returned unusable scores; names the function, what it returned, what to fix."""
+
+
 class MissingExtra(PodsError, ImportError):
     """An optional dependency is not installed (pods.extras.require); the message names the install command."""

@@ -8,7 +8,8 @@ Contract: `def reward(completions, answers, **columns) -> list[float]` (one scor
 `def dataset(split) -> list[pods.data.Example | dict(prompt=str, answer=str, ...)]`. A file is loaded under
 a private module name (`pods_plugin_<digest of its path>`) without touching sys.path, so no `rewards.py`
 in the working directory can shadow it; a relative path is looked up in the working directory, then in
-the checkout. Everything is checked at start-up by a probe call; the error says which check failed.
+the checkout. Everything is checked at start-up: a reward by a probe call on `PROBE` (pods.rewards.probe, the
+same check as every later call), a dataset by reading its split; the error says which check failed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
-import math
 import os
 import sys
 from pathlib import Path
@@ -100,26 +100,6 @@ def load(path: str, kind: str, signature: str) -> Callable:
 
 def reward(path: str) -> Callable:
     return load(path, "reward", REWARD_SIGNATURE)
-
-
-def check_reward(path: str) -> None:
-    """Import `path` and probe it on two completions: it must return two finite numbers."""
-    fn = reward(path)
-    hint = f"\n  expected: {REWARD_SIGNATURE}"
-    try:
-        out = fn(*PROBE)
-    except Exception as err:  # noqa: BLE001
-        raise PluginError(f"reward {path!r}: the probe call on two completions raised "
-                          f"{type(err).__name__}: {err}{hint}") from err
-    try:
-        values = [float(x) for x in out]
-    except (TypeError, ValueError) as err:
-        raise PluginError(f"reward {path!r}: the probe call returned {out!r}, not a list of numbers{hint}") from err
-    if len(values) != 2:
-        raise PluginError(f"reward {path!r}: the probe call on 2 completions returned {len(values)} values; "
-                          f"return one score per completion{hint}")
-    if not all(math.isfinite(v) for v in values):
-        raise PluginError(f"reward {path!r}: the probe call returned non-finite scores {values}{hint}")
 
 
 def rows(path: str, split: str) -> list:

@@ -1,7 +1,7 @@
 """The CPU demo's comparison: GRPO 16/16, PODS max-variance 64->16, random 64->16, and GRPO and PODS with
-dynamic sampling (grpo-ds, pods-ds), 3 seeds each.
+dynamic sampling (grpo-ds, pods-ds), 10 seeds each.
 
-    uv run python scripts/demo_compare.py                      # train 15 runs, evaluate, plot, report
+    uv run python scripts/demo_compare.py                      # train 50 runs, evaluate, plot, report (hours)
     uv run python scripts/demo_compare.py --steps 100 --seeds 0 1   # a shorter version
     uv run python scripts/demo_compare.py --report-only        # redraw / re-report finished runs
 
@@ -14,7 +14,9 @@ dynamic sampling (grpo-ds, pods-ds), 3 seeds each.
 4. seed-mean curves against update steps and training seconds (PNG and PDF; drawn by pods.analysis as
    scripts/plot.py draws them: 95% t-band of the seed mean clipped to [0, 1], hollow points where
    fewer seeds contribute), final accuracies, and the steps (and seconds) each method needs to reach
-   GRPO's final accuracy, with the random control.
+   GRPO's final accuracy, with the random control; every "x fewer" ratio with a 95% interval from a
+   bootstrap over seeds (pods.analysis.speedup.reach_ratio_ci: seeds resampled with replacement within
+   each arm, seed-mean curves and their crossing recomputed; --bootstrap resamples).
 Everything lands in --out (default checkpoints/demo-compare/): runs, demo_compare.png, summary.json.
 Rerunning continues: finished trainings and evaluations are skipped (train.py and evaluate-run.py resume).
 """
@@ -178,14 +180,14 @@ def load_curve(run_dir: Path, metric: str) -> tuple[np.ndarray, np.ndarray, np.n
 
 
 def seed_mean(args, method: str, metric: str):
-    """Seed-mean curve on the common checkpoint steps: (steps, mean seconds, mean acc, acc [S, C])."""
+    """Seed-mean curve on the common checkpoint steps: (steps, mean seconds, mean acc, acc [S, C], seconds [S, C])."""
     curves = [load_curve(args.out / run_name(method, s), metric) for s in args.seeds]
     C = min(len(c[0]) for c in curves)
     steps = curves[0][0][:C]
     if any((c[0][:C] != steps).any() for c in curves):
         raise ResultsError(f"{method}: seeds have different checkpoint steps; finish all runs first")
-    acc = np.stack([c[2][:C] for c in curves])
-    return steps, np.mean([c[1][:C] for c in curves], axis=0), acc.mean(0), acc
+    acc, secs = np.stack([c[2][:C] for c in curves]), np.stack([c[1][:C] for c in curves])
+    return steps, secs.mean(0), acc.mean(0), acc, secs
 
 
 def train_stats(args, method: str) -> dict:
@@ -213,16 +215,17 @@ def report(args) -> dict:
     from pods.analysis.curves import setting_curve
     from pods.analysis.figures import BAND, draw_curves, new_figure, save
     from pods.analysis.loaders import load_run_dir
-    from pods.analysis.speedup import first_reach, speedups
+    from pods.analysis.speedup import first_reach, reach_ratio_ci, speedups
 
     fig, axes = new_figure(2, width=5.5, height=4.0, nrows=2)  # [sampled steps, sampled time, greedy ...]
-    summary = {"steps": args.steps, "seeds": args.seeds, "eval_size": args.eval_size, "draws": args.draws, "metrics": {}}
+    summary = {"steps": args.steps, "seeds": args.seeds, "eval_size": args.eval_size, "draws": args.draws,
+               "bootstrap": args.bootstrap, "metrics": {}}
     for row, metric in enumerate(METRICS):
         curves = {m: seed_mean(args, m, metric) for m in args.methods}
         out = summary["metrics"][metric] = {}
         base = curves.get("grpo")
         target = float(base[2][-1]) if base is not None else None
-        for meth, (steps, secs, mean, acc) in curves.items():
+        for meth, (steps, secs, mean, acc, seed_secs) in curves.items():
             e = {"start": float(mean[0]), "final": float(mean[-1]), "final_per_seed": acc[:, -1].tolist(),
                  "peak": float(mean.max()), "seconds_per_step": float(secs[-1] / steps[-1])}
             if target is not None:
@@ -233,6 +236,11 @@ def report(args) -> dict:
                 e["time_ratio_vs_grpo"] = tb / e["seconds_to_grpo_final"] if e["seconds_to_grpo_final"] else None
                 e["paper_speedups_in_steps"] = {k: v for k, v in speedups(base[0], base[2], steps, mean).items()
                                                 if k.startswith("speedup")}
+                grid = lambda st, a: np.broadcast_to(st, a.shape)  # noqa: E731  steps of every seed [S, C]
+                for kind, bx, x in (("step", grid(base[0], base[3]), grid(steps, acc)), ("time", base[4], seed_secs)):
+                    ci = (reach_ratio_ci(bx, base[3], x, acc, n_boot=args.bootstrap, seed=0) if meth != "grpo"
+                          else {"ci95": None, "never_reached": None})  # GRPO against itself: 1 by definition
+                    e[f"{kind}_ratio_ci95"], e[f"{kind}_ratio_never_reached"] = ci["ci95"], ci["never_reached"]
             e.update(train_stats(args, meth))
             out[meth] = e
         # the figure: the same curves, bands and markers as scripts/plot.py (pods.analysis)
@@ -254,17 +262,27 @@ def report(args) -> dict:
     return summary
 
 
+def with_ci(value, ci) -> str:
+    """'1.71 [1.20, 2.35]': a ratio and its 95% bootstrap interval ('-' when not reached)."""
+    if value is None:
+        return "-"
+    return f"{value:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
 def print_table(summary: dict) -> None:
     fmt = lambda v, f="{:.3f}": "-" if v is None else f.format(v)  # noqa: E731
     for metric, rows in summary["metrics"].items():
         print(f"\n{METRICS[metric][1]} ({summary['eval_size']} held-out problems, {len(summary['seeds'])} seeds, "
-              f"{summary['steps']} steps)")
-        print(f"{'method':31s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO':>11s} {'x fewer':>7s} "
-              f"{'s->GRPO':>8s} {'x less s':>8s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'wasted':>6s} {'rounds':>6s}")
+              f"{summary['steps']} steps; x fewer / x less s: ratio [95% bootstrap interval over seeds])")
+        print(f"{'method':31s} {'start':>6s} {'final':>6s} {'peak':>6s} {'steps->GRPO':>11s} {'x fewer':>18s} "
+              f"{'s->GRPO':>8s} {'x less s':>18s} {'s/step':>7s} {'gen s':>6s} {'upd s':>6s} {'wasted':>6s} "
+              f"{'rounds':>6s}")
         for meth, e in rows.items():
             print(f"{METHODS[meth][4]:31s} {e['start']:6.3f} {e['final']:6.3f} {e['peak']:6.3f} "
-                  f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>11s} {fmt(e.get('step_ratio_vs_grpo'), '{:.2f}'):>7s} "
-                  f"{fmt(e.get('seconds_to_grpo_final'), '{:.0f}'):>8s} {fmt(e.get('time_ratio_vs_grpo'), '{:.2f}'):>8s} "
+                  f"{fmt(e.get('steps_to_grpo_final'), '{:.0f}'):>11s} "
+                  f"{with_ci(e.get('step_ratio_vs_grpo'), e.get('step_ratio_ci95')):>18s} "
+                  f"{fmt(e.get('seconds_to_grpo_final'), '{:.0f}'):>8s} "
+                  f"{with_ci(e.get('time_ratio_vs_grpo'), e.get('time_ratio_ci95')):>18s} "
                   f"{e['seconds_per_step']:7.3f} {fmt(e.get('median_generation_s'), '{:.2f}'):>6s} "
                   f"{fmt(e.get('median_update_s'), '{:.2f}'):>6s} {fmt(e.get('wasted_update_fraction'), '{:.2f}'):>6s} "
                   f"{fmt(e.get('generation_rounds'), '{:.2f}'):>6s}")
@@ -273,12 +291,13 @@ def print_table(summary: dict) -> None:
 def run(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=500, help="training steps per run")
-    p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    p.add_argument("--seeds", type=int, nargs="+", default=list(range(10)))
     p.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     p.add_argument("--eval-every", type=int, default=25, help="steps between checkpoints (evaluated)")
     p.add_argument("--eval-size", type=int, default=2000, help="held-out problems per evaluation")
     p.add_argument("--draws", type=int, default=2, help="samples per problem for sampled pass@1")
     p.add_argument("--parallel", type=int, default=2, help="runs at once (one torch thread each)")
+    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of seeds (0: no intervals)")
     p.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "demo-compare")
     p.add_argument("--report-only", action="store_true", help="skip training/evaluation; redraw and report")
     p.add_argument("--evaluate-run", type=Path, help=argparse.SUPPRESS)  # internal: evaluate one run dir
@@ -288,6 +307,8 @@ def run(argv=None) -> None:
     for name in ("steps", "eval_every", "eval_size", "draws", "parallel"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if args.bootstrap < 0:
+        p.error(f"--bootstrap must be at least 0, got {args.bootstrap}")
     if args.steps % args.eval_every:
         p.error("--steps must be a multiple of --eval-every")
     args.out = args.out.resolve()

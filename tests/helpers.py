@@ -42,18 +42,28 @@ def fake_prompts(cfg, tokenizer, examples=None):
     return prompts, [str(a + b) for a, b in pairs], {}
 
 
+def digits_reward(completions, answers, **columns):
+    """The in-test reward `digits`: the fraction of digit characters of each completion."""
+    return [sum(ch.isdigit() for ch in t) / max(len(t), 1) for t in completions]
+
+
 def fake_score(texts, answers, cols, reward_cfg):
-    r = torch.tensor([sum(ch.isdigit() for ch in t) / max(len(t), 1) for t in texts])
+    r = torch.tensor(digits_reward(texts, answers))
     return r, {"digits": r}
 
 
 def patch_task(monkeypatch=None):
-    """Use the in-test task in pods.run.trainer (pytest monkeypatch, or permanently in a subprocess)."""
+    """Use the in-test task in pods.run.trainer (pytest monkeypatch, or permanently in a subprocess); the reward
+    `digits` is registered, so pods.rewards.combined(cfg.dataset.rewards) finds it."""
+    from pods import rewards
+
     if monkeypatch is None:
         trainer.load_prompts, trainer.score = fake_prompts, fake_score
+        rewards.REGISTRY["digits"] = digits_reward
     else:
         monkeypatch.setattr(trainer, "load_prompts", fake_prompts)
         monkeypatch.setattr(trainer, "score", fake_score)
+        monkeypatch.setitem(rewards.REGISTRY, "digits", digits_reward)
 
 
 def skip_reward_check(monkeypatch):

@@ -132,7 +132,13 @@ CASES = [
                                                                  "one optimizer step (got n=4, m=2): set rl.m=rl.n"]),
     ("dynamic-sampling-word", "train.py", ["rl.dynamic_sampling=maybe"], ["rl.dynamic_sampling must be true or false"]),
     ("generation-rounds-0", "train.py", ["rl.max_generation_rounds=0"],
-     ["rl.max_generation_rounds must be an integer >= 1, got 0"]),
+     ["rl.max_generation_rounds must be an integer in [1, 32], got 0"]),
+    ("generation-rounds-unbounded", "train.py", ["rl.max_generation_rounds=1000", "rl.dynamic_sampling=true"],
+     ["rl.max_generation_rounds must be an integer in [1, 32], got 1000; each round generates B x n more"]),
+    ("short-batch-unknown", "train.py", ["rl.dynamic_sampling=true", "rl.short_batch=skip"],
+     ["unknown rl.short_batch 'skip'; valid: partial, top_up, error"]),
+    ("dynamic-metric-without-dynamic-sampling", "train.py", ["rl.dynamic_sampling_metric=total"],
+     ["rl.dynamic_sampling_metric=total: used by dynamic sampling only; set rl.dynamic_sampling=true"]),
     ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
      ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
     # ---- train.py: your own functions by import path (issue 14), checked before any model loads
@@ -143,7 +149,25 @@ CASES = [
      ["reward 'os.path:nope': 'os.path'", "has no attribute 'nope'", "expected: def my_reward("]),
     ("plugin-reward-wrong-signature", "train.py", ["dataset.rewards=[{name: 'json:dumps', weight: 1.0}]",
                                                    "dataset.accuracy_reward=null"],
-     ["reward 'json:dumps': the probe call on two completions raised TypeError"]),
+     ["dataset.rewards: reward 'json:dumps' in the start-up probe on 2 completions raised TypeError"]),
+    # ---- train.py: your own reward misbehaving on a real batch after passing the start-up probe (issue 23 point 3):
+    # one message naming it and what it returned; these runs train a step, so they write to {d}/runs-rewards/<case>
+    # and the message says the run resumes from the step they kept
+    *[(f"plugin-reward-{kind}", "train.py",
+       [f"dataset.rewards=[{{name: 'tests/fixtures/plugins/bad_rewards.py:{kind}_on_batch', weight: 1.0}}]",
+        "dataset.accuracy_reward=null", "rl.max_steps=3", "output_root={d}/runs-rewards", f"run_name=reward-{kind}"],
+       [f"reward 'tests/fixtures/plugins/bad_rewards.py:{kind}_on_batch' on 4 completions {said}",
+        "expected: def my_reward(", "(step 2 of {d}/runs-rewards/reward-" + kind + "; fix this and rerun the same "
+        "command: it resumes from {d}/runs-rewards/reward-" + kind + "/checkpoint-1)"])
+      for kind, said in (("raises", "raised KeyError: 'score'; it passed the start-up probe"),
+                         ("short", "returned 1 score ([0.0]): return one score per completion"),
+                         ("strings", "returned non-numbers for 4 of them ('0.5' at 0, '0.5' at 1, '0.5' at 2, ...;"),
+                         ("nan", "returned NaN/inf for 1 of them (nan at 1; first at completion 1:"))],
+    ("plugin-reward-no-columns", "train.py",
+     ["dataset.name=rewards/countdown.py:countdown", "dataset.rewards=[{name: 'tests/fixtures/plugins/bad_rewards.py:"
+      "no_columns', weight: 1.0}]", "dataset.accuracy_reward=null", "output_root={d}/runs-rewards", "run_name=cols"],
+     ["reward 'tests/fixtures/plugins/bad_rewards.py:no_columns' on 4 completions does not accept the dataset's "
+      "extra columns (start): TypeError:", "add **columns to its signature"]),
     # ---- train.py: data files (point 2), read before any model loads
     ("data-empty", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/empty.jsonl"], ["empty.jsonl is empty"]),
     ("data-malformed-json", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/bad.json"],

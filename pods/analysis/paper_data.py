@@ -6,7 +6,8 @@
 
 `locate_*` look in `paper-data/` of the working directory, of this checkout and of their parents, then
 in a `shared/paper-results` / `shared/paper-examples` folder beside them; GET_IT says how to get the data.
-The data stays in the user's copy (the source has no licence file); the extraction is deterministic.
+The source is Apache-2.0; the data stays in the user's copy (apart from the 56 completions of
+tests/fixtures/paper_rewards/). The extraction is deterministic.
 """
 
 from __future__ import annotations

@@ -15,7 +15,9 @@ Definitions (hours on each curve's own time grid, curves clipped to max_hours):
 - `baseline_peak_runs` / `method_reach_runs`: how many runs the mean curve averages at the baseline's
   peak and at the method's first reach (fewer than all where a run has no value there: hollow points).
 
-Use: `speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)` -> dict (keys in `KEYS`).
+Use: `speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)` -> dict (keys in `KEYS`);
+`reach_ratio_ci(base_x, base_y, x, y)` -> the bootstrap interval of a steps-to-the-baseline's-final ratio
+from per-seed curves on shared checkpoints (scripts/demo_compare.py).
 """
 
 from __future__ import annotations
@@ -105,6 +107,25 @@ def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) 
     ci = lambda a: [round(float(np.percentile(a, q)), 6) for q in (2.5, 97.5)]  # noqa: E731  (fp noise off)
     return {"ci95_exact": ci(exact), "ci95_99": ci(s99), "never_reached_exact": float(np.mean(exact == 0)),
             "never_reached_99": float(np.mean(s99 == 0))}
+
+
+def reach_ratio_ci(base_x: np.ndarray, base_y: np.ndarray, x: np.ndarray, y: np.ndarray, *, n_boot: int = 2000,
+                   seed: int = 0) -> dict:
+    """95% interval of "x fewer" to the baseline's final mean: per-seed curves base [Sb, C], method [S, C] (x: steps
+    or seconds, y: accuracy), seeds resampled with replacement within each arm, the seed-mean curves and their
+    (interpolated) crossing of the resampled baseline's final mean recomputed. A resample in which the method
+    never reaches it counts as 0 -> {"ci95": [lo, hi], "never_reached": share}; None values with < 2 seeds."""
+    if n_boot <= 0 or len(base_y) < 2 or len(y) < 2:
+        return {"ci95": None, "never_reached": None}
+    rng = np.random.default_rng(seed)
+    ratios = np.zeros(n_boot)
+    for i in range(n_boot):
+        b, m = rng.integers(0, len(base_y), len(base_y)), rng.integers(0, len(y), len(y))
+        bx, by, mx, my = base_x[b].mean(0), base_y[b].mean(0), x[m].mean(0), y[m].mean(0)  # [C] each
+        to_base, to_method = first_reach(bx, by, by[-1], True), first_reach(mx, my, by[-1], True)
+        ratios[i] = to_base / to_method if to_base and to_method else 0.0
+    return {"ci95": [round(float(np.percentile(ratios, q)), 6) for q in (2.5, 97.5)],
+            "never_reached": float(np.mean(ratios == 0))}
 
 
 def _runs_at(c: Curve, hours: float | None) -> int | None:

@@ -26,6 +26,7 @@ from pods.config.schema import (OPTIMIZERS, SAVE_STRATEGIES, EvalConfig, Heldout
                                 WarmStartSettings)
 from pods.core.advantages import SCALES, STDS
 from pods.core.algorithms import ALGORITHMS
+from pods.core.collect import FILTER_METRICS, MAX_ROUNDS, SHORT_BATCH
 from pods.core.downsample import RULES
 from pods.core.losses import AGGREGATIONS
 from pods.core.schedule import SCHEDULERS
@@ -37,6 +38,7 @@ CHOICES = {  # dotted key -> valid names, from where each choice is implemented
     "rl.scale_rewards": SCALES, "rl.advantage_std": STDS, "rl.aggregation": AGGREGATIONS,
     "optim.name": OPTIMIZERS, "optim.scheduler": SCHEDULERS, "model.dtype": ("auto", *DTYPES),
     "model.tiny.arch": tuple(ARCHITECTURES), "dataset.prompt_style": data.STYLES,
+    "rl.dynamic_sampling_metric": FILTER_METRICS, "rl.short_batch": SHORT_BATCH,
 }
 PAPER_GRADERS = tuple(NUMBER_PATTERNS)  # evaluate-run.py's paper_grader (or null)
 
@@ -121,8 +123,11 @@ def _rl(rl) -> list[str]:
     """Counts, sampling, the run's end and saving, and the n / m / rule / algorithm combinations."""
     p = []
     for name in ("n", "m", "prompts_per_step", "micro_batch_size", "max_prompt_tokens", "max_completion_tokens",
-                 "save_steps", "max_generation_rounds"):
+                 "save_steps"):
         p += integer(f"rl.{name}", rl[name], low=1)
+    p += integer("rl.max_generation_rounds", rl.max_generation_rounds, low=1, high=MAX_ROUNDS,
+                 why=f"each round generates B x n more rollouts; {MAX_ROUNDS} rounds make one step cost {MAX_ROUNDS} "
+                     "steps' generation")
     p += number("rl.save_interval", rl.save_interval, low=0, low_open=True)
     p += integer("rl.max_nonfinite_steps", rl.max_nonfinite_steps, low=1, why="1: stop at the first non-finite step")
     p += number("rl.top_p", rl.top_p, low=0, low_open=True, high=1, why="1 samples from the whole distribution")
@@ -136,7 +141,17 @@ def _rl(rl) -> list[str]:
                     if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
     if rl.max_steps is None and rl.max_time is None:
         p.append("the run never stops: set rl.max_steps or rl.max_time")
-    return p + _saving(rl) + _n_m(rl)
+    return p + _saving(rl) + _n_m(rl) + _dynamic(rl)
+
+
+def _dynamic(rl) -> list[str]:
+    """The dynamic-sampling settings act only with rl.dynamic_sampling=true: set otherwise, they would be ignored."""
+    changed = [f"rl.{k}={rl[k]}" for k, default in (("dynamic_sampling_metric", "accuracy"), ("short_batch", "partial"))
+               if rl[k] != default]
+    if changed and not rl.dynamic_sampling:
+        return [f"{', '.join(changed)}: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
+                "rl.dynamic_sampling_metric and rl.short_batch at their defaults (accuracy, partial)"]
+    return []
 
 
 def _n_m(rl) -> list[str]:
@@ -224,21 +239,17 @@ def _dataset(d) -> list[str]:
 
 
 def reward_problems(d) -> list[str]:
-    """dataset.rewards: {name, weight} entries naming registered rewards or your own functions (probed)."""
-    if not d.rewards:
-        return ["dataset.rewards is empty: list at least one {name, weight} reward function"]
-    p, names = [], []
-    for i, item in enumerate(d.rewards):
-        if not isinstance(item, (dict, DictConfig)) or "name" not in item:
-            p.append(f"dataset.rewards entries must be {{name, weight}}, got {item!r}")
-            continue
-        names.append(item["name"])
-        if "weight" in item:
-            p += number(f"dataset.rewards[{i}].weight", item["weight"])
+    """dataset.rewards: {name, weight, unless} items (pods.rewards.Entry) naming registered rewards or your own
+    functions (imported and probed), and dataset.accuracy_reward among them."""
+    p = rewards.entry_problems(d.rewards, where="dataset.rewards")
+    items = [item for item in d.rewards or [] if isinstance(item, (dict, DictConfig))
+             and isinstance(item.get("name"), str)]
+    for name in dict.fromkeys(item["name"] for item in items):
         try:
-            plugins.check_reward(item["name"]) if plugins.is_plugin(item["name"]) else rewards.get(item["name"])
-        except ValueError as err:
+            rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)
+        except ValueError as err:  # PluginError, RewardError, an unknown name
             p.append(f"dataset.rewards: {err}")
+    names = [item["name"] for item in items]
     if d.accuracy_reward is not None and d.accuracy_reward not in names:
         p.append(f"dataset.accuracy_reward {d.accuracy_reward!r} is not one of dataset.rewards {names}")
     return p

@@ -2,15 +2,17 @@
 
     idx, adv = plan_update(rewards, "pods", m=16, rule="max_variance")  # rewards [G, n]
     # idx [G, k] indices into each group's n rollouts, adv [G, k] (k = m; k = n for grpo_ga)
+    idx = keep(rewards, "pods", m=16)                # the selection alone (dynamic sampling filters on it)
+    idx, adv = plan_update(rewards, "pods", m=16, kept=idx)   # the same update from that selection
 
 Every algorithm takes ONE optimizer step per training step on the rollouts `idx` (the loop
 accumulates their gradient over micro-batches; every importance ratio is 1):
 - pods: the m of n chosen by `select(rewards, m, rule)`, advantages over the kept m (the paper's
-  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods).
+  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods at 3fc107e).
 - grpo: m = n, all rollouts, advantages over all n (vanilla GRPO).
 - grpo_ga: the paper's GRPO-GA baseline: all n rollouts, advantages over all n, one optimizer
   step with the gradient accumulated over micro-batches (open-r1/src/open_r1/grpo_trainer.py of the
-  authors' 8-GPU fork). In this loop every algorithm accumulates over micro-batches of
+  authors' 8-GPU fork at 3fc107e). In this loop every algorithm accumulates over micro-batches of
   rl.micro_batch_size, so grpo_ga computes exactly what grpo does; it needs m = n and names the
   baseline in run names and metrics.
 """
@@ -25,21 +27,28 @@ from pods.core.downsample import select
 ALGORITHMS = ("pods", "grpo", "grpo_ga")
 
 
-def plan_update(
-    rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
-    scale: str = "group", std: str = "sample", generator: torch.Generator | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """rewards [G, n] -> (idx [G, k], adv [G, k]) for the training step's one optimizer step.
-
-    scale / std: how the advantages are scaled (pods.core.advantages.group_advantages).
-    """
+def keep(rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
+         generator: torch.Generator | None = None) -> torch.Tensor:
+    """rewards [G, n] -> idx [G, k]: the rollouts the step trains on (k = m; all n for grpo_ga)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     G, n = rewards.shape
     if algorithm == "grpo_ga":
         if m != n:
             raise ValueError(f"grpo_ga trains on all n rollouts: m={m} must equal n={n}")
-        idx = torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
-        return idx, group_advantages(rewards, scale=scale, std=std)
-    idx = select(rewards, m, rule, generator=generator)  # [G, m]
+        return torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
+    return select(rewards, m, rule, generator=generator)  # [G, m]
+
+
+def plan_update(
+    rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
+    scale: str = "group", std: str = "sample", generator: torch.Generator | None = None,
+    kept: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """rewards [G, n] -> (idx [G, k], adv [G, k]) for the training step's one optimizer step.
+
+    scale / std: how the advantages are scaled (pods.core.advantages.group_advantages); kept: idx [G, k]
+    from `keep` made earlier (pods.core.collect selects per generation round), None: selected here.
+    """
+    idx = keep(rewards, algorithm, m, rule, generator=generator) if kept is None else kept  # [G, k]
     return idx, group_advantages(rewards.gather(1, idx), scale=scale, std=std)

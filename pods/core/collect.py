@@ -1,23 +1,15 @@
-"""A training step's rollouts: generation rounds, and dynamic sampling (DAPO-style refill).
+"""A training step's rollouts: generation rounds, and dynamic sampling (DAPO's filter of uninformative groups).
 
-    batch = collect(sample_round, B=16, dynamic=True, max_rounds=4)
-    batch.rollouts, batch.total, batch.per_fn      # G = B groups of n: Rollouts, [G, n], {name: [G, n]}
-    batch.prompts, batch.rounds, batch.drawn       # dataset index per group [G], rounds run, prompts drawn
+    batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=4)
+    batch.rollouts, batch.total, batch.per_fn, batch.idx   # G groups: Rollouts, [G, n], {name: [G, n]}, [G, k]
 
-`sample_round(r)` draws B new prompts and returns `(prompt indices [B], Rollouts, total [B, n],
-per_fn {name: [B, n]})` for round r = 0, 1, ... (the trainer generates and scores them).
-
-Without dynamic sampling there is one round and every group is trained on. With
-`rl.dynamic_sampling` a group whose n rewards are all equal (zero advantage, no learning signal) is
-dropped BEFORE down-sampling, and further rounds of B prompts are drawn until B groups with reward
-spread are collected or `rl.max_generation_rounds` rounds are spent (`choose_groups`):
-- groups are taken in drawing order; groups with spread beyond B in the last round are dropped
-  (generated, not trained: they count in `drawn` and in the training clock);
-- when the rounds run out with fewer than B groups with spread, the batch is topped up with flat
-  groups of the latest rounds, so every step trains on B groups ([G, n] shapes never change); the
-  flat ones get zero advantages, as in plain GRPO, and `frac_groups_with_spread` < 1 says so. Every
-  group flat is the extreme case: a zero-gradient step, as GRPO would take.
-A group holding a non-finite reward counts as having spread, so the step-skipping of pods.run.guard sees it.
+Contract: `sample_round(r) -> Round` generates and scores B new prompts (round r); `keep(total [B, n]) ->
+idx [B, k]` is the update's selection, made once per round. Without `dynamic`: one round, every group
+trained. With it, a group is informative when its KEPT rollouts differ in `metric` (FILTER_METRICS), and
+rounds run until B informative groups are found (the first B in drawing order) or `max_rounds` are spent;
+then `short` (SHORT_BATCH) decides: `partial` trains those found (none: the last round's groups), `top_up`
+adds flat ones up to B, `error` raises ShortBatchError. `stop()` is asked between rounds: True raises
+RoundsStopped. Why, and verl's names for all this: docs/workbench.md.
 """
 
 from __future__ import annotations
@@ -28,25 +20,28 @@ from typing import Callable
 import torch
 
 from pods.core.rollouts import Rollouts
+from pods.errors import PodsError
+
+FILTER_METRICS = ("accuracy", "total")  # rl.dynamic_sampling_metric
+SHORT_BATCH = ("partial", "top_up", "error")  # rl.short_batch
+MAX_ROUNDS = 32  # rl.max_generation_rounds at most (verl's DAPO recipe: 10 rounds of 3 x the batch = 30)
 
 
-def has_spread(total: torch.Tensor) -> torch.Tensor:
-    """[G, n] rewards -> [G] bool: not all n rewards equal (NaN never equals, so it counts as spread)."""
-    return ~(total == total[:, :1]).all(dim=1)
+class ShortBatchError(PodsError, RuntimeError):
+    """rl.short_batch=error: the rounds ran out before B informative groups were found."""
 
 
-def choose_groups(spread: list[torch.Tensor], B: int) -> list[tuple[int, int]]:
-    """(round, group) of the B groups to train on, from [B] spread flags per round (pure).
+class RoundsStopped(Exception):
+    """A stop was requested between generation rounds: the step in progress is dropped, not trained."""
 
-    The first B groups with spread in drawing order; if fewer, the rest are flat groups, latest
-    rounds first. The result is in drawing order.
-    """
-    order = [(r, g) for r, flags in enumerate(spread) for g in range(len(flags))]
-    good = [rg for rg in order if bool(spread[rg[0]][rg[1]])][:B]
-    if len(good) < B:
-        flat = [rg for rg in reversed(order) if not bool(spread[rg[0]][rg[1]])]
-        good += flat[:B - len(good)]
-    return sorted(good)
+
+@dataclass
+class Round:
+    prompts: list[int]  # [B] dataset index of each prompt drawn
+    rollouts: Rollouts  # B groups of n completions
+    total: torch.Tensor  # [B, n] weighted reward sum (pods.rewards.Combined)
+    per_fn: dict  # {name: [B, n]} each reward item
+    correct: torch.Tensor  # [B, n] bool: the accuracy reward > 0
 
 
 @dataclass
@@ -54,31 +49,79 @@ class Batch:
     prompts: list[int]  # [G] dataset index of each trained group's prompt
     rollouts: Rollouts  # G groups of n completions
     total: torch.Tensor  # [G, n] weighted reward sum
-    per_fn: dict  # {name: [G, n]} each reward function
+    per_fn: dict  # {name: [G, n]} each reward item
+    correct: torch.Tensor  # [G, n] bool
+    idx: torch.Tensor  # [G, k] the rollouts kept for the update
     rounds: int  # generation rounds run this step
     drawn: int  # prompts drawn (generated) this step: the data position advances by this
-    drawn_with_spread: int  # of the drawn groups, how many had reward spread
+    drawn_informative: int  # of the drawn groups, how many passed the filter
+    informative: int  # of the G trained groups, how many passed the filter
+    short: bool  # dynamic sampling ran out of rounds before B informative groups
 
 
-def collect(sample_round: Callable, B: int, dynamic: bool = False, max_rounds: int = 1) -> Batch:
-    """Run generation rounds until the step's B groups are chosen (one round without `dynamic`)."""
-    rounds, spread = [], []
+def has_spread(values: torch.Tensor) -> torch.Tensor:
+    """[G, k] -> [G] bool: not all k values equal (NaN never equals, so it counts as spread)."""
+    return ~(values == values[:, :1]).all(dim=1)
+
+
+def informative(round_: Round, idx: torch.Tensor, metric: str = "accuracy") -> torch.Tensor:
+    """[B] bool: the kept rollouts idx [B, k] of each group differ in `metric` (FILTER_METRICS)."""
+    if metric not in FILTER_METRICS:
+        raise ValueError(f"unknown filter metric {metric!r}; valid: {', '.join(FILTER_METRICS)}")
+    values = round_.correct.float() if metric == "accuracy" else round_.total  # [B, n]
+    return has_spread(values.gather(1, idx))
+
+
+def choose_groups(flags: list[torch.Tensor], B: int, short: str = "partial") -> list[tuple[int, int]]:
+    """(round, group) of the groups to train on, in drawing order, from [B] informative flags per round (pure).
+
+    The first B informative groups; if fewer: `partial` keeps them (none: the last round's groups),
+    `top_up` adds flat groups of the latest rounds up to B, `error` keeps them (collect raises).
+    """
+    order = [(r, g) for r, f in enumerate(flags) for g in range(len(f))]
+    good = [rg for rg in order if bool(flags[rg[0]][rg[1]])][:B]
+    if len(good) < B and short == "top_up":
+        good += [rg for rg in reversed(order) if not bool(flags[rg[0]][rg[1]])][:B - len(good)]
+    elif not good:
+        good = [(len(flags) - 1, g) for g in range(len(flags[-1]))]
+    return sorted(good)
+
+
+def collect(sample_round: Callable[[int], Round], B: int, keep: Callable, *, dynamic: bool = False,
+            metric: str = "accuracy", max_rounds: int = 1, short: str = "partial",
+            stop: Callable[[], bool] = lambda: False) -> Batch:
+    """Run generation rounds until the step's groups are chosen (one round without `dynamic`)."""
+    if short not in SHORT_BATCH:
+        raise ValueError(f"unknown short-batch behaviour {short!r}; valid: {', '.join(SHORT_BATCH)}")
+    rounds, idxs, flags = [], [], []
     for r in range(max_rounds if dynamic else 1):
+        if r and stop():
+            raise RoundsStopped(f"stopped before generation round {r + 1}")
         rounds.append(sample_round(r))
-        spread.append(has_spread(rounds[-1][2]))
-        if not dynamic or int(sum(int(s.sum()) for s in spread)) >= B:
+        idxs.append(keep(rounds[-1].total))  # [B, k]
+        flags.append(informative(rounds[-1], idxs[-1], metric))  # [B]
+        if not dynamic or sum(int(f.sum()) for f in flags) >= B:
             break
-    chosen = choose_groups(spread, B) if dynamic else [(0, g) for g in range(len(spread[0]))]
-    drawn = sum(len(s) for s in spread)
-    with_spread = int(sum(int(s.sum()) for s in spread))
-    if len(rounds) == 1 and len(chosen) == len(spread[0]):  # nothing dropped: the round as it is
-        idx, ro, total, per_fn = rounds[0]
-        return Batch(list(idx), ro, total, per_fn, 1, drawn, with_spread)
-    parts = [rounds[r][1].groups([g]) for r, g in chosen]
+    found = sum(int(f.sum()) for f in flags)
+    is_short = dynamic and found < B
+    if is_short and short == "error":
+        raise ShortBatchError(
+            f"dynamic sampling found {found} of {B} groups whose kept rollouts differ in {metric} after "
+            f"{len(rounds)} generation rounds ({sum(len(f) for f in flags)} prompts drawn), and rl.short_batch=error "
+            f"stops here (as verl's max_num_gen_batches): raise rl.max_generation_rounds (at most {MAX_ROUNDS}), "
+            "or set rl.short_batch=partial to train on the groups found (top_up: fill with flat groups)")
+    chosen = choose_groups(flags, B, short) if dynamic else [(0, g) for g in range(len(flags[0]))]
+    counts = dict(rounds=len(rounds), drawn=sum(len(f) for f in flags), drawn_informative=found,
+                  informative=sum(bool(flags[r][g]) for r, g in chosen), short=is_short)
+    if chosen == [(0, g) for g in range(len(flags[0]))]:  # the first round as it is
+        one = rounds[0]
+        return Batch(list(one.prompts), one.rollouts, one.total, one.per_fn, one.correct, idxs[0], **counts)
+    take = lambda pick: torch.stack([pick(r)[g] for r, g in chosen])  # noqa: E731  [G, ...]
     return Batch(
-        prompts=[rounds[r][0][g] for r, g in chosen],
-        rollouts=Rollouts.concat(parts),
-        total=torch.stack([rounds[r][2][g] for r, g in chosen]),
-        per_fn={k: torch.stack([rounds[r][3][k][g] for r, g in chosen]) for k in rounds[0][3]},
-        rounds=len(rounds), drawn=drawn, drawn_with_spread=with_spread,
+        prompts=[rounds[r].prompts[g] for r, g in chosen],
+        rollouts=Rollouts.concat([rounds[r].rollouts.groups([g]) for r, g in chosen]),
+        total=take(lambda r: rounds[r].total),
+        per_fn={k: take(lambda r, k=k: rounds[r].per_fn[k]) for k in rounds[0].per_fn},
+        correct=take(lambda r: rounds[r].correct),
+        idx=take(lambda r: idxs[r]), **counts,
     )

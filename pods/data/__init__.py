@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 
 # The default system prompt (the R1-Zero-style one of open-r1's demo recipes): reasoning in <think> tags, the final
 # answer in <answer> tags. Neither of the paper's: its single-GPU runs used PAPER_SYSTEM_PROMPT, its 8-GPU runs
-# the prompt in YixuanEvenXu/pods open-r1/recipes/Qwen2.5-3B-Instruct/config_pods.yaml.
+# the prompt in YixuanEvenXu/pods open-r1/recipes/Qwen2.5-3B-Instruct/config_pods.yaml (at 3fc107e).
 SYSTEM_PROMPT = (
     "A conversation between User and Assistant. The user asks a question, and the Assistant solves it. "
     "The assistant first thinks about the reasoning process in the mind and then provides the user with "
@@ -56,7 +56,8 @@ SYSTEM_PROMPT = (
     "<answer> answer here </answer>."
 )
 # The authors' system prompt of their single-GPU runs and evaluation with instruct models (YixuanEvenXu/pods
-# utils/data.py SYSTEM_PROMPT_INSTRUCT, lines 38-50, newlines included); config/dataset/gsm8k.yaml and math.yaml.
+# utils/data.py SYSTEM_PROMPT_INSTRUCT at 3fc107e, lines 25-37, newlines included); config/dataset/gsm8k.yaml and
+# math.yaml.
 PAPER_SYSTEM_PROMPT = (
     "\nYou will be given a math question.\nReason about the question and correct your own mistakes if you make any."
     "\n\nRespond in the following format:\n<think>\nReason here. Decide to answer when you are confident as your "
@@ -209,7 +210,7 @@ def training_set(examples: list[Example], tokenizer, dataset_cfg, max_prompt_tok
     `max_prompt_tokens` tokens (the authors: <= 512 tokens of the chat-templated prompt,
     utils/data.py `filter_function`), then, when `dataset_cfg.shuffle_seed` is set, shuffle what is
     kept like `datasets.Dataset.shuffle(seed=...)` (the authors' MATH loader: `.filter(...).shuffle(seed=42)`,
-    utils/data.py line 181; GSM8K was not shuffled). Deterministic: every load (a resume
+    utils/data.py:168 at 3fc107e; GSM8K was not shuffled). Deterministic: every load (a resume
     included) gives the same list, so the trainer's PromptStream positions stay valid.
     """
     kept, ids, dropped = render_prompts(examples, tokenizer, style=dataset_cfg.prompt_style,

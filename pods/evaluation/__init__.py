@@ -39,6 +39,7 @@ from pods.config import read_run_config, to_container
 from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
 from pods.evaluation.results import METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile, checkpoint_step
+from pods.rewards.paper import NUMBER_PATTERNS
 from pods.run.checkpoint import intact
 
 ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]
@@ -110,8 +111,9 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     """The datasets to evaluate: `eval_cfg.datasets` entries filled with the run's defaults.
 
     Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
-    verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset, else
-    rewards.DATASET_REWARD[name]), format_reward (strict format check; null: no format), key
+    verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset unless that is
+    the authors' grader (reported as paper_* instead), else rewards.DATASET_REWARD[name]), format_reward
+    (strict format check; null: no format), key
     (name in the results file), max_prompt_tokens (longer prompts are left out; default:
     `eval_cfg.max_prompt_tokens`). `datasets: null` = the run's own dataset, test split.
     """
@@ -129,8 +131,9 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
             raise ConfigError(f"evaluation dataset entry {e}: unknown key(s) {unknown}; valid: {', '.join(defaults)}")
         keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
-        if not full["reward"]:
-            same = full["name"] == d.name
+        if not full["reward"]:  # the paper presets train on the authors' grader: ans_acc stays the strict verifier's
+            paper = run_reward in NUMBER_PATTERNS and full["name"] in rewards.DATASET_REWARD
+            same = full["name"] == d.name and not paper
             full["reward"] = run_reward if same else rewards.DATASET_REWARD.get(full["name"], full["name"])
         full["key"] = full["key"] or full["name"]
         out.append(full)

@@ -11,32 +11,41 @@ them. Registered names (see each module's docstring for exactly what it accepts)
 - `format`     rewards.format       strict `<think>..</think><answer>..</answer>` (1.0 / 0.0)
 - `tags`       rewards.format       0.25 per think/answer tag present exactly once
 - `openr1_accuracy`, `openr1_format`, `openr1_tags`  rewards.openr1  the authors' 8-GPU rewards
-- `paper_answer`, `paper_answer_decimal`, `paper_format`  rewards.paper  the authors' own grader
-               (string normalisation, last number `\\d+` / `[\\d.,]+`) and format flag: numbers
-               comparable with the paper's, not a correct verifier (1.0 / 0.0)
+- `paper_answer`, `paper_answer_decimal`, `paper_format`, `paper_format_score`  rewards.paper  the authors'
+               own grader (last number `\\d+` / `[\\d.,]+`), strict format flag and training format term:
+               what the paper's runs trained and were graded on, not a correct verifier
 - `strict_format` is also exported as a predicate, `strict_format(text) -> bool`, for `for_acc`.
 
 Usage:
     from pods import rewards
     scores = rewards.get("gsm8k")(["<answer>72</answer>"], ["72"])            # [1.0]
-    reward = rewards.combined([{"name": "gsm8k", "weight": 1.0},
-                               {"name": "format", "weight": 0.1}, {"name": "tags", "weight": 0.1}])
-    total, per_function = reward(completions, answers)   # [N], {"gsm8k": [N], "format": [N], ...}
+    reward = rewards.combined(cfg.dataset.rewards)      # e.g. [{name: paper_answer}, {name: tags, weight: 0.1,
+    total, per_function = reward(completions, answers)  #        unless: paper_answer}] -> [N], {name: [N]}
+
+Contract of `combined` (the one scoring path of train.py): items {name, weight = 1, unless = null}
+(`Entry`); an item with `unless: other` scores 0 wherever `other` scores > 0; every call's output is
+checked by `scores` (one finite number per completion) and anything else is a pods.errors.RewardError
+naming the function, what it returned and what to fix; so is an exception of your own function.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence, Sized
+from dataclasses import dataclass, fields
 from typing import Callable
 
 from pods import plugins
+from pods.errors import RewardError
 from pods.rewards.arithmetic import arithmetic_reward
 from pods.rewards.chemistry import chemistry_reward
 from pods.rewards.format import format_reward, strict_format, tags_reward
 from pods.rewards.gsm8k import gsm8k_reward
 from pods.rewards.math_answer import math_reward
 from pods.rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
-from pods.rewards.paper import paper_answer_decimal_reward, paper_answer_reward, paper_format_reward
+from pods.rewards.paper import (paper_answer_decimal_reward, paper_answer_reward, paper_format_reward,
+                                paper_format_score_reward)
 
 RewardFn = Callable[..., list[float]]
 
@@ -51,6 +60,7 @@ REGISTRY: dict[str, RewardFn] = {
     "paper_answer": paper_answer_reward,
     "paper_answer_decimal": paper_answer_decimal_reward,
     "paper_format": paper_format_reward,
+    "paper_format_score": paper_format_score_reward,
 }
 # Which correctness reward goes with which dataset (pods.data names); evaluation's `ans_acc`.
 DATASET_REWARD = {
@@ -63,7 +73,8 @@ DATASET_REWARD = {
     "arithmetic": "arithmetic",
 }
 
-__all__ = ["REGISTRY", "DATASET_REWARD", "Combined", "combined", "get", "names", "strict_format"]
+__all__ = ["REGISTRY", "DATASET_REWARD", "ENTRY_KEYS", "Combined", "Entry", "combined", "entry_problems", "get",
+           "names", "probe", "scores", "strict_format"]
 
 
 def names() -> list[str]:
@@ -83,37 +94,147 @@ def get(name: str) -> RewardFn:
                          "as package.module:function (docs/workbench.md)") from None
 
 
-class Combined:
-    """Weighted sum of registered rewards; call -> (total [N], {name: scores [N]})."""
+@dataclass(frozen=True)
+class Entry:
+    """One item of `dataset.rewards` (and of `combined`'s specs), declared once here."""
 
-    def __init__(self, specs: list[dict]):
-        if not specs:
-            raise ValueError("combined rewards: give at least one {name, weight} entry")
-        self.weights: dict[str, float] = {}
-        for spec in specs:
-            if not isinstance(spec, Mapping) or "name" not in spec:
-                raise ValueError(f"combined rewards: each entry needs a 'name' (and 'weight'), got {spec!r}")
-            name, weight = spec["name"], float(spec.get("weight", 1.0))
-            get(name)  # validate early
-            if name in self.weights:
-                raise ValueError(f"combined rewards: {name!r} listed twice")
-            self.weights[name] = weight
-        self.fns = {name: get(name) for name in self.weights}
+    name: str  # a registered reward (`names()`) or your own path/to/file.py:function
+    weight: float = 1.0  # its weight in the total
+    unless: str | None = None  # another item's name: this one scores 0 wherever that one scores > 0
+
+
+ENTRY_KEYS = tuple(f.name for f in fields(Entry))
+
+
+def entry_problems(specs, where: str = "rewards") -> list[str]:
+    """Every problem of a list of {name, weight, unless} items, one sentence each ([] when usable);
+    the reward functions themselves are looked up by `combined` (and probed by `probe`)."""
+    if not isinstance(specs, Sequence) or isinstance(specs, str) or not specs:
+        return [f"{where} is empty: list at least one {{name, weight}} reward function"]
+    p, names = [], []
+    for i, item in enumerate(specs):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str) or not item.get("name"):
+            p.append(f"{where}[{i}] must be a {{name, weight}} item with a reward name, got {item!r}")
+            continue
+        unknown = sorted(set(item) - set(ENTRY_KEYS))
+        if unknown:
+            p.append(f"{where}[{i}] ({item['name']}): unknown key(s) {', '.join(map(str, unknown))}; valid keys: "
+                     f"{', '.join(ENTRY_KEYS)}")
+        weight = item.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+            p.append(f"{where}[{i}].weight must be a finite number, got {weight!r}")
+        if item["name"] in names:
+            p.append(f"{where}: {item['name']!r} listed twice; list each reward once (give it one weight)")
+        names.append(item["name"])
+    gates = {item["name"]: item.get("unless") for item in specs if isinstance(item, Mapping) and "name" in item}
+    for name, gate in gates.items():
+        if gate is not None and (gate not in gates or gate == name or gates[gate] is not None):
+            p.append(f"{where}: {name!r} has unless={gate!r}, which must name another, ungated item of the list "
+                     f"({', '.join(n for n, g in gates.items() if g is None and n != name) or 'none'}): the item "
+                     "then scores 0 wherever that one scores > 0 (e.g. format credit only for wrong answers)")
+    return p
+
+
+class Combined:
+    """The total reward training optimises: call -> (total [N], {name: scores [N]}), every output checked.
+
+    per_function holds each item's scores after its `unless` gate, so total = sum(weight * per_function).
+    """
+
+    def __init__(self, specs):
+        problems = entry_problems(specs)
+        if problems:
+            raise ValueError("combined " + "; ".join(problems))
+        self.entries = [Entry(str(s["name"]), float(s.get("weight", 1.0)), s.get("unless")) for s in specs]
+        self.weights = {e.name: e.weight for e in self.entries}
+        self.fns = {e.name: get(e.name) for e in self.entries}
 
     def __call__(self, completions: list[str], answers: list[str], **columns):
         if len(completions) != len(answers):
             raise ValueError(f"{len(completions)} completions but {len(answers)} answers")
-        per_function = {name: [float(x) for x in fn(completions, answers, **columns)] for name, fn in self.fns.items()}
-        total = [0.0] * len(completions)
-        for name, scores in per_function.items():
-            w = self.weights[name]
-            total = [t + w * s for t, s in zip(total, scores, strict=True)]
+        raw = {name: scores(name, fn, completions, answers, columns) for name, fn in self.fns.items()}
+        per_function = {e.name: raw[e.name] if e.unless is None else
+                        [0.0 if gate > 0 else s for s, gate in zip(raw[e.name], raw[e.unless])]
+                        for e in self.entries}
+        total = [sum(e.weight * per_function[e.name][i] for e in self.entries) for i in range(len(completions))]
         return total, per_function
 
     def __repr__(self) -> str:
-        return f"Combined({self.weights})"
+        return f"Combined({[dataclasses.asdict(e) for e in self.entries]})"
 
 
 def combined(specs: list[dict]) -> Combined:
-    """A callable (completions, answers, **columns) -> (total [N], {name: [N]}) from {name, weight} specs."""
+    """A callable (completions, answers, **columns) -> (total [N], {name: [N]}) from {name, weight, unless} items."""
     return Combined(specs)
+
+
+def probe(name: str) -> None:
+    """Import a reward and call it on two completions (`plugins.PROBE`); the error of `scores` if it fails."""
+    scores(name, get(name), *plugins.PROBE, {}, during=" in the start-up probe")
+
+
+# ----------------------------------------------------------------------------- the one check of every call
+
+
+def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during: str = "") -> list[float]:
+    """fn(completions, answers, **columns) as floats [N]; RewardError naming `name`, what it returned and
+    what to fix when it raises (your own functions), or returns anything but one finite number per completion."""
+    n, yours = len(completions), plugins.is_plugin(name)
+    where = f"reward {name!r}{during} on {n} completion{'s' * (n != 1)}"
+    hint = f"\n  expected: {plugins.REWARD_SIGNATURE}" if yours else ""
+    try:
+        out = fn(completions, answers, **columns)
+    except TypeError as err:
+        if columns and yours and "unexpected keyword argument" in str(err):
+            raise RewardError(f"{where} does not accept the dataset's extra columns ({', '.join(columns)}): "
+                              f"TypeError: {err}; add **columns to its signature (each column arrives as a keyword "
+                              f"argument, one value per completion){hint}") from err
+        if not yours:
+            raise
+        raise RewardError(f"{where} raised TypeError: {err}{_probe_note(during)}{hint}") from err
+    except Exception as err:  # noqa: BLE001 - your function's failure, reported as one message
+        if not yours:
+            raise  # a built-in verifier that raises is a bug of pods: keep its traceback
+        raise RewardError(f"{where} raised {type(err).__name__}: {err}{_probe_note(during)}{hint}") from err
+    if isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Sized):
+        raise RewardError(f"{where} returned {_show(out)} ({type(out).__name__}), not a list of {n} numbers: "
+                          f"return one float per completion{hint}")
+    values = list(out)
+    if len(values) != n:
+        raise RewardError(f"{where} returned {len(values)} score{'s' * (len(values) != 1)} "
+                          f"({_show(values)}): return one score per completion, in order{hint}")
+    floats, bad = [], []
+    for i, v in enumerate(values):
+        try:
+            if v is None or isinstance(v, (str, bytes)):
+                raise TypeError
+            floats.append(float(v))
+        except (TypeError, ValueError):
+            floats.append(math.nan)
+            bad.append(i)
+    if bad:
+        raise RewardError(f"{where} returned non-numbers for {len(bad)} of them ({_at(values, bad)}; first at "
+                          f"completion {bad[0]}: {_show(completions[bad[0]])}): return a float (or int, bool) "
+                          f"for every completion{hint}")
+    bad = [i for i, v in enumerate(floats) if not math.isfinite(v)]
+    if bad:
+        raise RewardError(f"{where} returned NaN/inf for {len(bad)} of them ({_at(floats, bad)}; first at "
+                          f"completion {bad[0]}: {_show(completions[bad[0]])}): return a finite score for every "
+                          "completion (0.0 for no credit); a NaN or inf would make its group's advantages "
+                          f"NaN{hint}")
+    return floats
+
+
+def _probe_note(during: str) -> str:
+    return "" if during else "; it passed the start-up probe, so look at what real completions hold (empty, " \
+        "unfinished or very long ones) and return a score for every one (0.0 for no credit)"
+
+
+def _show(value, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def _at(values: list, positions: list[int], few: int = 3) -> str:
+    shown = ", ".join(f"{_show(values[i], 20)} at {i}" for i in positions[:few])
+    return shown + (", ..." if len(positions) > few else "")

@@ -8,7 +8,8 @@
 - `tags_reward` (registered as `tags`, the paper's tag-count reward): 0.25 for each of the four
   tags `<think>`, `</think>`, `<answer>`, `</answer>` that appears exactly once, so partial credit
   in [0, 1] that guides a model towards the format before it gets it fully right.
-Paper weights: correctness 1.0, format 0.1, tags 0.1 (set in config via `rewards.combined`).
+The paper's runs weighted tags 0.1 with their own format term (rewards.paper `paper_format_score`),
+both for wrong answers only (config/dataset/gsm8k_paper.yaml); `dataset=gsm8k` uses these two, ungated.
 
 Implemented with `str.count` / `str.find` only: linear time on megabyte-long completions.
 Usage: `format_reward(["<think>x</think><answer>4</answer>"], ["4"]) == [1.0]`.

@@ -1,17 +1,23 @@
-r"""Paper-compatible graders: the verdicts of the authors' evaluation, for numbers comparable with theirs.
+r"""Paper-compatible graders: the authors' rewards and verdicts, for runs and numbers comparable with theirs.
 
     paper_answer_reward(["...so the answer is 18.</think><answer>$18</answer>"], ["18"])   # [1.0]
 
-Registered rewards (each `(completions, answers, **columns) -> list[float]` of 1.0 / 0.0):
-- `paper_answer`          last number `\d+`: the Qwen runs and the paper's main figures
-                          (YixuanEvenXu/pods utils/data.py line 47 at commit 3fc107e, "release");
-- `paper_answer_decimal`  last number `[\d.,]+`: the later Llama runs (utils/data.py line 60 from
-                          commit 0c453d2, "llama experiments");
-- `paper_format`          the authors' strict format flag (utils/data.py `format_correct`, line 79):
-                          optionally one space or newline, `<think>`, anything, `</think>`, optionally
-                          one space or newline, `<answer>`, anything, `</answer>`, optionally one space
-                          or newline (and, as Python's `$` allows, one final newline).
-A completion is correct (`answer_correct`, utils/data.py line 65) when ANY of three strings is the
+Registered rewards (each `(completions, answers, **columns) -> list[float]`), read from YixuanEvenXu/pods
+at the commits that produced the published runs (docs/algorithms.md): 3fc107e ("release": every Qwen
+run) and 0c453d2 ("llama experiments"):
+- `paper_answer`          1.0 / 0.0, last number `\d+`: the Qwen runs and the paper's main figures
+                          (utils/data.py:45-55 at 3fc107e, `correctness_reward_func` :239-242);
+- `paper_answer_decimal`  1.0 / 0.0, last number `[\d.,]+`: the Llama runs (utils/data.py:58-68 at 0c453d2);
+- `paper_format`          1.0 / 0.0, the authors' strict format flag (`format_correct`, utils/data.py:64-68
+                          at 3fc107e): optionally one space or newline, `<think>`, anything, `</think>`,
+                          optionally one space or newline, `<answer>`, anything, `</answer>`, optionally one
+                          space or newline (and, as Python's `$` allows, one final newline);
+- `paper_format_score`    in [0, 1], the authors' training format term (`format_score`, utils/data.py:57-62
+                          at 3fc107e, x 10): 1 - 0.01 per character outside the span from the first `<think>`
+                          to the last `</answer>` that their regex `<think>.*</think>[ \n]?<answer>.*</answer>`
+                          matches, floored at 0; 0 without a match. Their GSM8K runs weighted it 0.1 and gave it
+                          to wrong answers only (`unless: paper_answer`), the Llama runs 0.01 to every answer.
+A completion is correct (`answer_correct`, utils/data.py:52-55 at 3fc107e) when ANY of three strings is the
 same answer as the reference after the two string normalisations of pods/rewards/paper_normalize.py:
 1. the whole completion;
 2. the text after the last `<answer>` up to the next `</answer>`, stripped (the whole text when
@@ -20,9 +26,9 @@ same answer as the reference after the two string normalisations of pods/rewards
 There is no symbolic equivalence (the authors switched sympy off), so these graders differ from a
 correct one: `$70,000` has last number `000` under `\d+`; `(3, π/2)` never matches
 `\left( 3, \frac{\pi}{2} \right)`; a completion cut off after several candidate numbers can be
-marked correct by its last one. Use them to compare with the paper, never as a training signal
-you trust. tests/pods/rewards/test_paper.py checks every verdict of
-the authors' published completions (scripts/paper_data.py).
+marked correct by its last one. The paper presets train on them so that a run reproduces the
+authors'; the strict verifiers (`gsm8k`, `math`) are the correct ones. tests/pods/rewards/test_paper.py
+checks every verdict of the authors' published completions (scripts/paper_data.py).
 """
 
 from __future__ import annotations
@@ -72,6 +78,20 @@ def paper_format_ok(text: str) -> bool:
     return False
 
 
+def format_score(text: str) -> float:
+    """The authors' training format term in [0, 1] (the module docstring), in linear time."""
+    if not isinstance(text, str):
+        return 0.0
+    start, end = text.find("<think>"), text.rfind("</answer>")
+    # their regex matches from the first `<think>` (a later one has fewer continuations) to the last `</answer>`,
+    # iff some `</think>[ \n]?<answer>` after that `<think>` ends before that `</answer>` begins
+    tags = _THINK_ANSWER.search(text, start + len("<think>")) if 0 <= start < end else None
+    if tags is None or tags.end() > end:
+        return 0.0
+    outside = len(text) - (end + len("</answer>") - start)
+    return max(0.0, 1.0 - 0.01 * outside)
+
+
 def _answer_reward(name: str):
     pattern = NUMBER_PATTERNS[name]
 
@@ -90,3 +110,8 @@ paper_answer_decimal_reward = _answer_reward("paper_answer_decimal")
 def paper_format_reward(completions: list[str], answers: list[str], **columns) -> list[float]:
     """1.0 where the authors' strict format flag is set, else 0.0."""
     return [1.0 if paper_format_ok(c) else 0.0 for c in completions]
+
+
+def paper_format_score_reward(completions: list[str], answers: list[str], **columns) -> list[float]:
+    """The authors' training format term per completion, in [0, 1] (`format_score`)."""
+    return [format_score(c) for c in completions]

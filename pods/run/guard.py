@@ -4,13 +4,13 @@
         ... one step ...; checkpoint when stop.requested
         if stop.requested: raise Interrupted(stop.signum, step, latest_checkpoint)
     reason = nonfinite_reason(loss, grad_norm)    # None, or e.g. "loss is nan"
-    reason = nonfinite_rewards(total, per_fn)     # None, or e.g. "reward gsm8k is NaN/inf in 3 of 64 rollouts"
     streak = NonFiniteStreak(limit=3)
     streak.update(step, reason, last_checkpoint)  # NonFiniteError on the 3rd skipped step in a row
     nonfinite_count(policy.trainable_parameters())  # tensors holding NaN/inf (pods.run.checkpoint refuses to save)
 
 Signals: the first SIGTERM or SIGINT only sets `stop.signum`; the loop finishes the step in
-progress, saves a checkpoint of it and raises `Interrupted`, which train.py turns into a message
+progress (or drops it, when the signal comes between dynamic sampling's generation rounds), saves a
+checkpoint and raises `Interrupted`, which train.py turns into a message
 saying how to resume and exit code 0 (SIGINT: the user stopped it) or 143 = 128 + SIGTERM
 (schedulers such as Slurm treat it as preempted / requeue-able). A second signal exits at once
 with 128 + its number (130 or 143), without saving: the run resumes from its last checkpoint,
@@ -117,15 +117,6 @@ def nonfinite_reason(loss: float, grad_norm: float) -> str | None:
     return "; ".join(bad) or None
 
 
-def nonfinite_rewards(total: torch.Tensor, per_fn: dict[str, torch.Tensor]) -> str | None:
-    """Why a step's rewards (total [G, n], per_fn {name: [G, n]}) cannot be trained on, or None."""
-    bad = [f"reward {name} is NaN/inf in {k} of {v.numel()} rollouts" for name, v in per_fn.items()
-           if (k := int((~torch.isfinite(v)).sum()))]
-    if not bad and not bool(torch.isfinite(total).all()):
-        bad = ["the weighted reward total is NaN/inf"]
-    return "; ".join(bad) or None
-
-
 class NonFiniteStreak:
     """Counts consecutive skipped steps; raises NonFiniteError when `limit` are skipped in a row."""
 
@@ -137,11 +128,10 @@ class NonFiniteStreak:
         if reason and self.count >= self.limit:
             latest = checkpoint if checkpoint is not None else "none yet"
             raise NonFiniteError(
-                f"stopped after step {step}: the last {self.count} steps had non-finite rewards, loss or gradient norm "
+                f"stopped after step {step}: the last {self.count} steps had a non-finite loss or gradient norm "
                 f"(step {step}: {reason}), so their updates were skipped and nothing non-finite was saved "
                 f"(latest checkpoint: {latest}). "
-                "Check the rewards for NaN/inf (reward/* in metrics.jsonl), lower optim.lr or enable "
-                "gradient clipping (optim.max_grad_norm), or raise rl.max_nonfinite_steps")
+                "Lower optim.lr or enable gradient clipping (optim.max_grad_norm), or raise rl.max_nonfinite_steps")
 
 
 def nonfinite_count(tensors) -> int:

@@ -24,8 +24,11 @@ accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_wit
 (groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
 frac_truncated, loss, kl (beta > 0), grad_norm, lr (the one this step's optimizer step used:
 pods.core.schedule, sized by rl.max_steps or, when that is null, by the time budget rl.max_time),
-skipped (true: a reward, the loss or the gradient norm was NaN/inf and the optimizer step was
-skipped), skip_reason (only when skipped).
+skipped (true: the loss or the gradient norm was NaN/inf and the optimizer step was skipped),
+skip_reason (only when skipped), generation_rounds, prompts_drawn, frac_drawn_informative,
+groups_trained, groups_informative, short_batch (pods.core.collect, docs/workbench.md).
+A reward that fails or returns anything but finite numbers (pods.errors.RewardError), or rounds that
+run out with rl.short_batch=error, stop the run after keeping the last completed step.
 `on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
 outside the training-time clock; a dict it returns is added to the step's metrics row.
 """
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import sys
 import time
 import warnings
 from dataclasses import replace
@@ -49,14 +53,14 @@ from pods.backends.checks import check_offline, load_error
 from pods.cli import doing, note
 from pods.config import algorithm, run_dir as get_run_dir
 from pods.config.checks import validate
-from pods.core.algorithms import plan_update
-from pods.core.collect import collect
+from pods.core.algorithms import keep, plan_update
+from pods.core.collect import Round, RoundsStopped, ShortBatchError, collect
 from pods.core.losses import policy_loss
 from pods.core.schedule import LRSchedule
-from pods.errors import ConfigError
+from pods.errors import ConfigError, RewardError
 from pods.io import atomic_write_text
 from pods.run import checkpoint as ckpt
-from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason, nonfinite_rewards
+from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
 from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
 from pods.run.rundir import check_run_dir
 from pods.run.samples import SampleLog
@@ -100,20 +104,32 @@ def load_prompts(cfg, tokenizer, examples=None):
     return ids, [ex.answer for ex in kept], cols
 
 
-def score(texts, answers, cols, reward_cfg) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Weighted sum of the reward functions: (total [N], {name: [N]})."""
-    per_fn = {item["name"]: torch.tensor(rewards.get(item["name"])(texts, answers, **cols), dtype=torch.float32)
-              for item in reward_cfg}
-    total = sum(float(item.get("weight", 1.0)) * per_fn[item["name"]] for item in reward_cfg)
-    return total, per_fn
+def score(texts, answers, cols, reward) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """(total [N], {name: [N]}) from `reward` = pods.rewards.combined(cfg.dataset.rewards): the total training
+    optimises, every function's output checked there (pods.errors.RewardError)."""
+    total, per_fn = reward(texts, answers, **cols)
+    as_tensor = lambda xs: torch.tensor(xs, dtype=torch.float32)  # noqa: E731
+    return as_tensor(total), {k: as_tensor(v) for k, v in per_fn.items()}
 
 
-def score_groups(texts, batch, answers, cols, reward_cfg, n) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def score_groups(texts, batch, answers, cols, reward, n) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """Score the n completions of each prompt in `batch` (dataset indices [G]): (total [G, n], {name: [G, n]})."""
     rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
-    total, per_fn = score(texts, rep(answers), {k: rep(v) for k, v in cols.items()}, reward_cfg)
+    total, per_fn = score(texts, rep(answers), {k: rep(v) for k, v in cols.items()}, reward)
     G = len(batch)
     return total.view(G, n), {k: v.view(G, n) for k, v in per_fn.items()}
+
+
+def _warn_short(batch, B: int, rl) -> bool:
+    """Say once per process that dynamic sampling ran out of rounds (metrics.jsonl: short_batch per step)."""
+    did = {"partial": f"trains on those {batch.informative}" if batch.informative else
+           f"trains on the last round's {batch.rollouts.num_groups} flat groups (zero advantages)",
+           "top_up": f"fills up to {B} with flat groups (zero advantages)"}
+    print(f"warning: dynamic sampling found {batch.informative} of {B} groups whose kept rollouts differ in "
+          f"{rl.dynamic_sampling_metric} in {batch.rounds} generation rounds; rl.short_batch={rl.short_batch} "
+          f"{did[rl.short_batch]} (a batch DAPO would not train; short_batch and groups_trained in metrics.jsonl "
+          "say when again). Raise rl.max_generation_rounds to look further", file=sys.stderr, flush=True)
+    return True
 
 
 def _wandb_module(logger):
@@ -225,6 +241,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
     sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
     acc_name = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
+    reward = rewards.combined(cfg.dataset.rewards)  # exactly the total training optimises (gates included)
     logger = MetricsLogger(rdir, cfg, resume_step=step, resume_row=(state or {}).get("metrics"))
     lg = cfg.logging
     samples = SampleLog(rdir, lg.samples_every, lg.samples_prompts, lg.print_samples, resume_step=step,
@@ -234,6 +251,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     bar = Progress(cfg.logging.progress, rl.max_steps, rl.max_time, step, elapsed)
     timers = PhaseTimers(clock)
     stop, row = StopSignals(), None  # SIGTERM / Ctrl-C: finish the step, checkpoint it, raise Interrupted
+    warned_short = False  # dynamic sampling's first short batch of this process prints a warning
 
     def save(streak_count: int, rng=None) -> Path:  # checkpoint-<step> after the last completed step
         with timers("checkpoint"):  # the row goes into state.json too, in case its own write fails
@@ -245,21 +263,28 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
         stop.install()
         while not ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
             start, rng_before, updating = clock(), ckpt.rng_state(gens), False
-            def sample_round(r):  # B new prompts, generated and scored; pods.core.collect runs >1 with dynamic sampling
-                drawn = stream(position + r * B, B)
+            def sample_round(r) -> Round:  # B new prompts, generated and scored (pods.core.collect: r > 0 when
+                drawn = stream(position + r * B, B)  # dynamic sampling needs more)
                 with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
                     seeded = replace(sampling, seed=sampling_seed(cfg.seed, step, r))
                     ro = generator.generate([prompts[i] for i in drawn], n, seeded)  # G * n
                 with timers("scoring"):
-                    return (drawn, ro, *score_groups(ro.texts, drawn, answers, cols, cfg.dataset.rewards, n))
+                    total, per_fn = score_groups(ro.texts, drawn, answers, cols, reward, n)  # [B, n]
+                return Round(drawn, ro, total, per_fn, per_fn[acc_name] > 0)
 
-            batch = collect(sample_round, B, rl.dynamic_sampling, rl.max_generation_rounds)
+            def keep_round(total):  # [B, n] -> idx [B, k]: the update's selection, made once per round
+                with timers("selection"):
+                    return keep(total, alg, m, rl.rule, generator=gens["select"])
+
+            batch = collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling,
+                            metric=rl.dynamic_sampling_metric, max_rounds=rl.max_generation_rounds,
+                            short=rl.short_batch, stop=lambda: stop.requested)
             rollouts, total, per_fn = batch.rollouts, batch.total, batch.per_fn  # G groups: [G, n]
+            if batch.short and not warned_short:
+                warned_short = _warn_short(batch, B, rl)
             with timers("selection"):  # idx [G, k], adv [G, k]
-                bad_rewards = nonfinite_rewards(total, per_fn)  # NaN/inf rewards: the step is skipped
-                usable = total.nan_to_num(0.0, 0.0, 0.0) if bad_rewards else total
-                idx, adv = plan_update(usable, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
-                                       generator=gens["select"])
+                idx, adv = plan_update(total, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
+                                       kept=batch.idx)
             if hasattr(policy, "train"):
                 policy.train()
             updating = True  # from here on the step in progress changes the weights
@@ -268,8 +293,8 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
                 clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
                 grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
                 lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
-                skipped = bad_rewards or nonfinite_reason(stats["loss"], grad_norm)
-                if skipped is None:  # a NaN/inf reward, loss or gradient norm: no optimizer step
+                skipped = nonfinite_reason(stats["loss"], grad_norm)
+                if skipped is None:  # a NaN/inf loss or gradient norm: no optimizer step
                     optimizer.step()
                     scheduler.step()
                 optimizer.zero_grad(set_to_none=True)
@@ -281,10 +306,12 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
             elapsed += step_seconds
             row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
                    "optimizer_steps": scheduler.optimizer_steps, "algorithm": alg, "lr": lr,
-                   **step_metrics(rollouts, total, per_fn, per_fn[acc_name] > 0, idx, stats, grad_norm),
+                   **step_metrics(rollouts, total, per_fn, batch.correct, idx, stats, grad_norm),
                    "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {}),
                    "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
-                   "frac_drawn_with_spread": batch.drawn_with_spread / batch.drawn}
+                   "frac_drawn_informative": batch.drawn_informative / batch.drawn,
+                   "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
+                   "short_batch": batch.short}
             if samples.due(step):  # what the model writes: samples.jsonl (and a wandb table)
                 samples.log(step, [prompt_text(prompts[i]) for i in batch.prompts],
                             [answers[i] for i in batch.prompts], rollouts, total, per_fn, idx)
@@ -302,16 +329,25 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
             if stop.requested:
                 raise Interrupted(stop.signum, step, resume_from)
     except Exception as err:
-        if not stop.requested or isinstance(err, Interrupted):
-            if not isinstance(err, Interrupted):
-                note(err, f"training step {step + 1} of {rdir}")
+        if isinstance(err, Interrupted):
             raise
-        # the signal also ended e.g. vLLM's engine process and the step in progress failed: keep the last completed
-        # step (weights untouched by the failed one; the RNG states as they were when it began)
+        if not stop.requested and not isinstance(err, (RewardError, ShortBatchError)):
+            note(err, f"training step {step + 1} of {rdir}")
+            raise
+        # a signal (which may also have ended e.g. vLLM's engine process), a reward that failed on this step's
+        # completions, or rounds that ran out: keep the last completed step (weights untouched by this one; the
+        # RNG states as they were when it began), so the rerun resumes there
         if step > last_saved[0] and not updating and schedule.due(step, elapsed, *last_saved, interrupted=True):
             resume_from = save(streak.count, rng=rng_before)
-        raise Interrupted(stop.signum, step, resume_from, f" (step {step + 1} failed once the signal came: "
-                          f"{type(err).__name__}: {err})") from err
+        if stop.requested:
+            why = (f" (during step {step + 1}'s generation rounds: that step is dropped and runs again on resume)"
+                   if isinstance(err, RoundsStopped) else
+                   f" (step {step + 1} failed once the signal came: {type(err).__name__}: {err})")
+            raise Interrupted(stop.signum, step, resume_from, why) from err
+        resumes = resume_from if resume_from is not None else "step 0 (no checkpoint yet)"
+        err.args = (f"{err}\n  (step {step + 1} of {rdir}; fix this and rerun the same command: it resumes from "
+                    f"{resumes})",)
+        raise
     finally:
         stop.restore()
         bar.close()

@@ -53,7 +53,7 @@ def user_module(tmp_path, monkeypatch):
 def test_a_reward_by_import_path_is_a_registry_reward(user_module):
     fn = rewards.get("mine:good")
     assert fn(["2", "3"], ["2", "2"]) == [1.0, 0.0]
-    plugins.check_reward("mine:good")
+    rewards.probe("mine:good")
     total, per_fn = rewards.combined([{"name": "mine:good", "weight": 2.0}])(["2"], ["2"])
     assert total == [2.0] and per_fn == {"mine:good": [1.0]}
 
@@ -62,14 +62,14 @@ def test_a_reward_by_import_path_is_a_registry_reward(user_module):
     ("nosuchmodule:f", "cannot import 'nosuchmodule'"),
     ("mine:missing", "has no attribute 'missing'"),
     ("mine:NOT_A_FUNCTION", "is a int, not a function"),
-    ("mine:short", "returned 1 values; return one score per completion"),
-    ("mine:broken", "the probe call on two completions raised KeyError"),
-    ("mine:words", "not a list of numbers"),
+    ("mine:short", "in the start-up probe on 2 completions returned 1 score ([1.0]): return one score per"),
+    ("mine:broken", "in the start-up probe on 2 completions raised KeyError: 'boom'"),
+    ("mine:words", "returned non-numbers for 2 of them ('yes' at 0, 'yes' at 1;"),
     ("mine:", "write it as path/to/file.py:function or package.module:function"),
 ])
 def test_each_failing_reward_check_says_which_and_shows_the_signature(user_module, path, message):
-    with pytest.raises(plugins.PluginError) as err:
-        plugins.check_reward(path)
+    with pytest.raises(ValueError) as err:  # PluginError (importing it) or RewardError (calling it)
+        rewards.probe(path)
     assert message in str(err.value) and plugins.REWARD_SIGNATURE in str(err.value)
 
 
@@ -106,7 +106,7 @@ def test_validate_reports_plugin_problems_before_a_model_loads(user_module):
             "dataset.accuracy_reward=null", "optim.name=adamw", "rl.n=8", "rl.m=4", "rl.max_steps=1"])
     with pytest.raises(ConfigError) as err:
         validate(cfg)
-    assert "dataset.name: dataset 'mine:empty'" in str(err.value) and "returned 1 values" in str(err.value)
+    assert "dataset.name: dataset 'mine:empty'" in str(err.value) and "returned 1 score ([1.0])" in str(err.value)
 
 
 def _train(cwd, *overrides):
@@ -135,7 +135,7 @@ def test_a_file_path_loads_the_checkouts_rewards_folder_beside_a_decoy(decoy_cwd
     assert fn.__module__.startswith("pods_plugin_") and "rewards" not in sys.modules
     assert fn.__module__ in sys.modules  # by name, so it pickles
     assert rewards.get(str(ROOT / "rewards" / "countdown.py") + ":exact_number") is fn  # absolute: the same module
-    plugins.check_reward("rewards/countdown.py:brevity")
+    rewards.probe("rewards/countdown.py:brevity")
     train = load_dataset("rewards/countdown.py:countdown", split="train")
     assert len(train) == 200 and train[0].meta["start"] + 0 == int(train[0].answer) + 9
 
@@ -155,14 +155,14 @@ def test_a_relative_file_path_prefers_the_working_directory(decoy_cwd):
 ])
 def test_a_bad_file_path_says_what_is_wrong(decoy_cwd, path, message):
     with pytest.raises(plugins.PluginError) as err:
-        plugins.check_reward(path)
+        rewards.probe(path)
     assert message in str(err.value) and plugins.REWARD_SIGNATURE in str(err.value)
 
 
 def test_a_file_that_fails_to_import_is_named_and_not_kept(decoy_cwd):
     (decoy_cwd / "broken.py").write_text("import nonexistent_module_xyz\n")
     with pytest.raises(plugins.PluginError, match="cannot import 'broken.py' .ModuleNotFoundError"):
-        plugins.check_reward("broken.py:f")
+        rewards.probe("broken.py:f")
     assert not [m for m in sys.modules if m.startswith("pods_plugin_") and "broken" in str(sys.modules[m])]
 
 
@@ -187,4 +187,4 @@ def test_a_bad_plugin_path_on_the_command_line_is_a_clean_error(tmp_path):
     out = _train(tmp_path, "dataset.name=arithmetic", "dataset.rewards=[{name: mine:short, weight: 1.0}]",
                  "dataset.accuracy_reward=null")
     assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "returned 1 values" in out.stderr and "def my_reward(completions" in out.stderr
+    assert "returned 1 score ([1.0])" in out.stderr and "def my_reward(completions" in out.stderr

@@ -42,7 +42,7 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
                 shift = 0.02 * (s - 0.5)  # seeds differ; their mean is `accs`
                 write_run(tmp_path, f"{meth}-seed{s}", [a + shift for a in accs], secs[meth], file)
     args = dc.argparse.Namespace(out=tmp_path, seeds=[0, 1], methods=["grpo", "pods", "random"], steps=100, eval_size=2000,
-                                 draws=2)
+                                 draws=2, bootstrap=200)
     summary = dc.report(args)
     s = summary["metrics"]["sampled"]
     assert s["grpo"]["final"] == pytest.approx(0.3) and s["pods"]["final"] == pytest.approx(0.4)
@@ -57,7 +57,13 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
     assert s["grpo"]["wasted_update_fraction"] == 0.5 and s["pods"]["seconds_to_grpo_final"] == pytest.approx(15)
     assert (tmp_path / "demo_compare.png").stat().st_size > 10_000
     assert json.loads((tmp_path / "summary.json").read_text())["metrics"]["greedy"]["pods"]["final"] == pytest.approx(0.4)
-    assert "2.00" in capsys.readouterr().out
+    lo, hi = s["pods"]["step_ratio_ci95"]  # resampled seeds: shifts of -0.01 / +0.01 around the mean
+    assert lo <= 2.0 <= hi and 1.0 < lo and s["pods"]["step_ratio_never_reached"] == 0.0
+    assert s["random"]["step_ratio_ci95"][0] <= 1.0 <= s["random"]["step_ratio_ci95"][1]
+    assert s["pods"]["time_ratio_ci95"][0] <= s["pods"]["time_ratio_vs_grpo"] <= s["pods"]["time_ratio_ci95"][1]
+    written = json.loads((tmp_path / "summary.json").read_text())["metrics"]["sampled"]["pods"]
+    assert written["step_ratio_ci95"] == [lo, hi]
+    assert f"2.00 [{lo:.2f}, {hi:.2f}]" in capsys.readouterr().out
     assert [c[0].axis for c in drawn] == ["steps", "hours"] * 2 and all(len(c) == 3 for c in drawn)
     pods_steps = drawn[0][1]
     assert pods_steps.x.tolist() == [0, 25, 50, 75, 100] and pods_steps.mean == pytest.approx(curves["pods"])

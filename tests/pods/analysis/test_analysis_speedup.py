@@ -127,3 +127,24 @@ def test_rows_count_the_runs_behind_the_peak_and_the_crossing():
     row = speedup(b, curve("m", [[0.4, 0.62, 0.7, 0.7]] * 2), n_boot=0)
     assert (row["baseline_peak"], row["baseline_peak_hours"], row["baseline_peak_runs"]) == (0.6, 1.5, 1)
     assert (row["method_hours_to_baseline_peak"], row["method_reach_runs"]) == (1.0, 2)
+
+
+def test_reach_ratio_ci_resamples_seeds_and_recomputes_the_crossing():
+    from pods.analysis.speedup import reach_ratio_ci
+
+    steps = np.tile(np.arange(0, 101, 25.0), (4, 1))  # [S, C]: 4 seeds, checkpoints 0..100
+    base = np.array([[0.1, 0.15, 0.2, 0.25, 0.3]] * 4) + np.array([[-0.01], [0.01], [-0.01], [0.01]])
+    twice = np.array([[0.1, 0.2, 0.3, 0.35, 0.4]] * 4) + np.array([[-0.01], [0.01], [-0.01], [0.01]])
+    ci = reach_ratio_ci(steps, base, steps, twice, n_boot=500, seed=0)
+    assert ci["never_reached"] == 0.0 and ci["ci95"][0] <= 2.0 <= ci["ci95"][1]  # reaches 0.3 at step 50: 2x
+    assert 1.5 < ci["ci95"][0] and ci["ci95"][1] < 2.7  # the seeds differ a little: a narrow interval
+    same = reach_ratio_ci(steps, base, steps, base, n_boot=500, seed=0)
+    assert same["ci95"][0] <= 1.0 <= same["ci95"][1]
+    noisy = twice + np.array([[0.15], [-0.15], [0.15], [-0.15]])  # wildly different seeds: a wide interval
+    wide = reach_ratio_ci(steps, base, steps, noisy, n_boot=500, seed=0)
+    assert wide["ci95"][1] - wide["ci95"][0] > 2 * (ci["ci95"][1] - ci["ci95"][0])
+    flat = np.full((4, 5), 0.1)  # never reaches GRPO's final: counted as 0
+    assert reach_ratio_ci(steps, base, steps, flat, n_boot=100)["never_reached"] == 1.0
+    assert reach_ratio_ci(steps[:1], base[:1], steps, twice) == {"ci95": None, "never_reached": None}  # one seed
+    assert reach_ratio_ci(steps, base, steps, twice, n_boot=200, seed=3) == reach_ratio_ci(steps, base, steps, twice,
+                                                                                          n_boot=200, seed=3)

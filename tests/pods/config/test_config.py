@@ -61,7 +61,7 @@ def test_single_gpu_paper_presets_run_what_the_authors_ran(preset):
     assert (o.scheduler, o.warmup_ratio) == ("constant", 0.0)
     assert (lora.rank, lora.alpha, lora.dropout, cfg.model.load_in_4bit) == (64, 64, 0.0, True)
     assert (rl.beta, rl.max_time, rl.save_interval) == ((0.04, 7200, 600) if preset == "llama_main" else (0.0, 21600, 1800))
-    prompt = cfg.dataset.system_prompt  # SYSTEM_PROMPT_INSTRUCT, utils/data.py:38-50
+    prompt = cfg.dataset.system_prompt  # SYSTEM_PROMPT_INSTRUCT, utils/data.py:25-37 at 3fc107e
     assert prompt.startswith("\nYou will be given a math question.\n") and prompt.endswith("Answer here.\n</answer>\n")
 
 

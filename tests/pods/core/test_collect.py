@@ -1,65 +1,129 @@
-"""Generation rounds and dynamic sampling (pods.core.collect): spread, the chosen groups, refill, edge cases."""
+"""Generation rounds and dynamic sampling (pods.core.collect): the filter on the kept rollouts, the chosen
+groups, refill, short batches, a stop between rounds."""
 
 import pytest
 import torch
 
-from pods.core.collect import choose_groups, collect, has_spread
+from pods.core.algorithms import keep
+from pods.core.collect import (MAX_ROUNDS, Round, RoundsStopped, ShortBatchError, choose_groups, collect, has_spread,
+                               informative)
 from pods.core.rollouts import Rollouts
+from pods.errors import PodsError
+
+ALL = lambda total: torch.arange(total.shape[1]).expand(total.shape[0], -1)  # noqa: E731  keep all n: GRPO
 
 
 def test_has_spread_per_group():
     total = torch.tensor([[1.0, 1.0, 1.0], [0.0, 1.0, 0.0], [0.5, 0.5, 0.5], [float("nan")] * 3])
-    assert has_spread(total).tolist() == [False, True, False, True]  # NaN: kept, so the step gets skipped
+    assert has_spread(total).tolist() == [False, True, False, True]
 
 
-@pytest.mark.parametrize("flags, B, want", [
-    # enough spread in round 0: the first B in drawing order
-    ([[True, False, True, True]], 2, [(0, 0), (0, 2)]),
+def make_round(total, correct=None, r=0):
+    """A Round of B groups with rewards `total` [B, n]; correct defaults to total > 0."""
+    total = torch.tensor(total, dtype=torch.float32)
+    B, n = total.shape
+    texts = [f"r{r}g{g}c{j}" for g in range(B) for j in range(n)]
+    ro = Rollouts(prompt_ids=[[r * B + g] for g in range(B)], completion_ids=[[1]] * (B * n), texts=texts, n=n)
+    correct = total > 0 if correct is None else torch.tensor(correct)
+    return Round(list(range(r * B, (r + 1) * B)), ro, total, {"acc": total * 2}, correct)
+
+
+def test_the_filter_judges_accuracy_of_the_kept_rollouts_not_the_total():
+    # group 0: right answers with different format credit; group 1: one right, one wrong; group 2: all wrong
+    rnd = make_round([[1.0, 1.1, 1.2, 1.0], [1.0, 0.1, 0.0, 0.05], [0.0, 0.1, 0.2, 0.0]],
+                     correct=[[True] * 4, [True, False, False, False], [False] * 4])
+    assert informative(rnd, ALL(rnd.total), "accuracy").tolist() == [False, True, False]  # DAPO: acc
+    assert informative(rnd, ALL(rnd.total), "total").tolist() == [True, True, True]  # verl's seq_reward
+    top2 = keep(rnd.total, "pods", 2, "max_reward")  # group 1 keeps 1.0 and 0.1: still right and wrong
+    assert informative(rnd, top2, "accuracy").tolist() == [False, True, False]
+    two_wrong = torch.tensor([[2, 3]] * 3)  # e.g. a random pick of group 1's two wrong answers
+    assert informative(rnd, two_wrong, "accuracy").tolist() == [False, False, False]  # kept m flat, the n are not
+    with pytest.raises(ValueError, match="valid: accuracy, total"):
+        informative(rnd, top2, "reward")
+
+
+@pytest.mark.parametrize("flags, B, short, want", [
+    # enough informative groups in round 0: the first B in drawing order
+    ([[True, False, True, True]], 2, "partial", [(0, 0), (0, 2)]),
     # refill from round 1; the surplus of round 1 is dropped
-    ([[False, True], [True, True]], 2, [(0, 1), (1, 0)]),
-    # rounds exhausted with 1 of 3: topped up with flat groups of the latest rounds
-    ([[False, True, False], [False, False, False]], 3, [(0, 1), (1, 1), (1, 2)]),
-    # every group flat: the latest round's groups
-    ([[False, False], [False, False]], 2, [(1, 0), (1, 1)]),
+    ([[False, True], [True, True]], 2, "partial", [(0, 1), (1, 0)]),
+    # rounds exhausted with 1 of 3: partial trains the one found, top_up adds flat groups of the latest rounds
+    ([[False, True, False], [False, False, False]], 3, "partial", [(0, 1)]),
+    ([[False, True, False], [False, False, False]], 3, "top_up", [(0, 1), (1, 1), (1, 2)]),
+    # every group flat: the latest round's groups (a zero-advantage step, as GRPO takes)
+    ([[False, False], [False, False]], 2, "partial", [(1, 0), (1, 1)]),
+    ([[False, False], [False, False]], 2, "top_up", [(1, 0), (1, 1)]),
 ])
-def test_choose_groups(flags, B, want):
-    assert choose_groups([torch.tensor(f) for f in flags], B) == want
+def test_choose_groups(flags, B, short, want):
+    assert choose_groups([torch.tensor(f) for f in flags], B, short) == want
 
 
-def fake_round(rewards_per_round, n=2):
-    """sample_round over fixed rewards: prompt ids count up; completion text names (round, group, j)."""
-    def sample_round(r):
-        rows = rewards_per_round[r]
-        B = len(rows)
-        idx = list(range(r * B, (r + 1) * B))
-        texts = [f"r{r}g{g}c{j}" for g in range(B) for j in range(n)]
-        ro = Rollouts(prompt_ids=[[i] for i in idx], completion_ids=[[1]] * (B * n), texts=texts, n=n)
-        total = torch.tensor(rows, dtype=torch.float32)
-        return idx, ro, total, {"acc": total * 2}
-    return sample_round
+def rounds_of(totals):
+    return lambda r: make_round(totals[r], r=r)
 
 
 def test_without_dynamic_sampling_one_round_trains_every_group():
-    b = collect(fake_round([[[1, 1], [0, 1]], [[0, 1], [0, 1]]]), B=2)
-    assert (b.rounds, b.drawn, b.drawn_with_spread, b.prompts) == (1, 2, 1, [0, 1])
-    assert b.total.tolist() == [[1, 1], [0, 1]]
+    b = collect(rounds_of([[[1, 1], [0, 1]], [[0, 1], [0, 1]]]), 2, ALL)
+    assert (b.rounds, b.drawn, b.drawn_informative, b.informative, b.short, b.prompts) == (1, 2, 1, 1, False, [0, 1])
+    assert b.total.tolist() == [[1, 1], [0, 1]] and b.idx.tolist() == [[0, 1], [0, 1]]
 
 
-def test_dynamic_sampling_refills_until_B_groups_have_spread():
-    rounds = [[[1, 1], [0, 1]], [[0, 0], [1, 0]], [[0, 1], [0, 1]]]
-    b = collect(fake_round(rounds), B=2, dynamic=True, max_rounds=4)
-    assert (b.rounds, b.drawn, b.drawn_with_spread) == (2, 4, 2)
+def test_dynamic_sampling_refills_until_B_groups_are_informative():
+    totals = [[[1, 1], [0, 1]], [[0, 0], [1, 0]], [[0, 1], [0, 1]]]
+    b = collect(rounds_of(totals), 2, ALL, dynamic=True, max_rounds=4)
+    assert (b.rounds, b.drawn, b.drawn_informative, b.informative, b.short) == (2, 4, 2, 2, False)
     assert b.prompts == [1, 3] and b.total.tolist() == [[0, 1], [1, 0]]
-    assert b.per_fn["acc"].tolist() == [[0, 2], [2, 0]]
+    assert b.per_fn["acc"].tolist() == [[0, 2], [2, 0]] and b.correct.tolist() == [[False, True], [True, False]]
     assert b.rollouts.texts == ["r0g1c0", "r0g1c1", "r1g1c0", "r1g1c1"]  # the rollouts follow the groups
     assert b.rollouts.prompt_ids == [[1], [3]] and has_spread(b.total).all()
 
 
-def test_rounds_exhausted_and_every_group_flat():
+def test_the_selection_is_made_once_per_round_and_carried_to_the_update():
+    calls = []
+
+    def keep_first(total):  # [B, n] -> [B, 1]... here [B, 2]: the first two rollouts, counted
+        calls.append(total.shape)
+        return torch.tensor([[0, 1]] * total.shape[0])
+
+    totals = [[[1, 1, 0], [0, 1, 1]], [[0, 1, 0], [1, 1, 1]]]  # kept [0, 1]: round 0 group 1, round 1 group 0
+    b = collect(rounds_of(totals), 2, keep_first, dynamic=True, max_rounds=4)
+    assert calls == [(2, 3), (2, 3)] and b.prompts == [1, 2] and b.idx.tolist() == [[0, 1], [0, 1]]
+
+
+@pytest.mark.parametrize("short, prompts, informative_groups", [("partial", [4, 5], 0), ("top_up", [4, 5], 0)])
+def test_rounds_exhausted_with_every_group_flat(short, prompts, informative_groups):
     flat = [[[1, 1], [0, 0]]] * 3
-    b = collect(fake_round(flat), B=2, dynamic=True, max_rounds=3)
-    assert (b.rounds, b.drawn, b.drawn_with_spread) == (3, 6, 0)
-    assert b.prompts == [4, 5] and not has_spread(b.total).any()  # the last round's flat groups
+    b = collect(rounds_of(flat), 2, ALL, dynamic=True, max_rounds=3, short=short)
+    assert (b.rounds, b.drawn, b.drawn_informative, b.informative, b.short) == (3, 6, 0, informative_groups, True)
+    assert b.prompts == prompts and not has_spread(b.total).any()  # the last round's flat groups
+
+
+def test_a_short_batch_trains_fewer_groups_tops_up_or_stops():
+    totals = [[[1, 0], [1, 1]], [[0, 0], [1, 1]]]
+    part = collect(rounds_of(totals), 2, ALL, dynamic=True, max_rounds=2, short="partial")
+    assert (part.prompts, part.short, part.informative, part.total.shape) == ([0], True, 1, (1, 2))
+    full = collect(rounds_of(totals), 2, ALL, dynamic=True, max_rounds=2, short="top_up")
+    assert (full.prompts, full.short, full.informative) == ([0, 3], True, 1)
+    with pytest.raises(ShortBatchError, match=r"found 1 of 2 groups whose kept rollouts differ in accuracy after "
+                                              r"2 generation rounds \(4 prompts drawn\).*raise rl.max_generation_"
+                                              rf"rounds \(at most {MAX_ROUNDS}\)") as err:
+        collect(rounds_of(totals), 2, ALL, dynamic=True, max_rounds=2, short="error")
+    assert isinstance(err.value, PodsError)
+
+
+def test_a_stop_between_rounds_ends_the_step_and_an_always_flat_reward_cannot_hold_it():
+    drawn, stop_after = [], 3
+
+    def always_flat(r):
+        drawn.append(r)
+        return make_round([[1, 1], [0, 0]], r=r)
+
+    with pytest.raises(RoundsStopped, match="before generation round 4"):
+        collect(always_flat, 2, ALL, dynamic=True, max_rounds=MAX_ROUNDS, stop=lambda: len(drawn) >= stop_after)
+    assert drawn == [0, 1, 2]  # the signal is seen between rounds, never during one
+    drawn.clear()
+    b = collect(always_flat, 2, ALL, dynamic=True, max_rounds=MAX_ROUNDS)  # no signal: the bound ends it
+    assert len(drawn) == MAX_ROUNDS and b.short
 
 
 def test_rollouts_groups_and_concat():

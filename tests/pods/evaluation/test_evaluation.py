@@ -316,3 +316,20 @@ def test_the_paper_protocols_are_explicit_presets():
     assert _compose("protocol=paper", "repeats=2").repeats == 2  # still overridable
     plain = _compose()
     assert plain.repeats == 1 and plain.max_tokens is None and plain.temperature is None
+
+
+@pytest.mark.parametrize("dataset, want", [("gsm8k_paper", "gsm8k"), ("gsm8k", "gsm8k"), ("arithmetic", "arithmetic")])
+def test_ans_acc_of_the_runs_own_dataset_is_the_strict_verifier_even_for_a_paper_preset(dataset, want):
+    """A paper preset trains on the authors' grader (reported as paper_ans_acc); ans_acc stays the strict one."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from pods.evaluation import eval_datasets
+    from helpers import CONFIG_DIR
+
+    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
+        run_cfg = compose(config_name="train", overrides=[f"dataset={dataset}"])
+    both = OmegaConf.create({"datasets": [{"name": run_cfg.dataset.name}, {"name": "math500"}]})
+    assert [e["reward"] for e in eval_datasets(both, run_cfg)] == [want, "math"]
+    run_cfg.dataset.accuracy_reward = "rewards/countdown.py:exact_number"  # your own accuracy reward is kept
+    assert eval_datasets(both, run_cfg)[0]["reward"] == "rewards/countdown.py:exact_number"

@@ -108,6 +108,22 @@ def test_reward_adapter_takes_trl_calls():
         funcs[0](completions=["1"], prompts=["p"])
 
 
+def test_reward_adapters_gate_and_check_like_train_py(monkeypatch):
+    from pods.errors import ConfigError, RewardError
+
+    funcs, _ = trl_reward_funcs([{"name": "arithmetic"}, {"name": "tags", "weight": 0.1, "unless": "arithmetic"}])
+    kw = dict(prompts=["1+2="] * 2, answer=["0003", "0003"])
+    assert funcs[1](completions=["0003<think>", "0004<think>"], **kw) == [0.0, 0.25]  # credit for the wrong one only
+    with pytest.raises(ConfigError, match=r"rewards\[0\] \(tags\): unknown key\(s\) unles"):
+        trl_reward_funcs([{"name": "tags", "unles": "arithmetic"}])
+    from pods import rewards
+
+    monkeypatch.setitem(rewards.REGISTRY, "tags", lambda c, a, **k: [float("nan")] * len(c))
+    bad, _ = trl_reward_funcs([{"name": "tags"}])
+    with pytest.raises(RewardError, match="reward 'tags' on 2 completions returned NaN/inf"):
+        bad[0](completions=["a", "b"], **kw)
+
+
 class _Recorder(PODSTrainer):
     """Records what the reward saw, what TRL logged, and every loss batch."""
 

@@ -8,7 +8,7 @@ from pods import rewards
 def test_names_and_get():
     assert rewards.names() == ["arithmetic", "chemistry", "format", "gsm8k", "math", "openr1_accuracy",
                                "openr1_format", "openr1_tags", "paper_answer", "paper_answer_decimal", "paper_format",
-                               "tags"]
+                               "paper_format_score", "tags"]
     for name in rewards.names():
         assert rewards.get(name)(["x"], ["1"]) in ([0.0], [1.0])
 
@@ -42,14 +42,87 @@ def test_combined_accepts_omegaconf_and_default_weight():
     # unknown reward name
     ([{"name": "nope", "weight": 1}], "unknown reward"),
     # entry without a name
-    ([{"weight": 1}], "needs a 'name'"),
+    ([{"weight": 1}], "must be a {name, weight} item with a reward name"),
     # the same reward twice
     ([{"name": "tags"}, {"name": "tags"}], "listed twice"),
+    # a misspelt key is never ignored
+    ([{"name": "tags", "unles": "gsm8k"}], "rewards[0] (tags): unknown key(s) unles; valid keys: name, weight, unless"),
+    # a weight that is not a finite number
+    ([{"name": "tags", "weight": "0.1"}], "rewards[0].weight must be a finite number, got '0.1'"),
+    ([{"name": "tags", "weight": float("nan")}], "rewards[0].weight must be a finite number, got nan"),
+    # a gate must be another, ungated item of the list
+    ([{"name": "tags", "unless": "gsm8k"}], "'tags' has unless='gsm8k', which must name another, ungated item"),
+    ([{"name": "tags", "unless": "tags"}], "which must name another"),
+    ([{"name": "gsm8k"}, {"name": "format", "unless": "gsm8k"}, {"name": "tags", "unless": "format"}],
+     "'tags' has unless='format'"),
 ])
 def test_combined_bad_specs(specs, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError) as err:
         rewards.combined(specs)
+    assert message in str(err.value)
 
 
 def test_dataset_reward_map_names_registered_rewards():
     assert set(rewards.DATASET_REWARD.values()) <= set(rewards.names())
+
+
+def test_unless_gives_an_item_credit_only_where_its_gate_scores_zero():
+    """The paper's GSM8K reward: a correct answer earns exactly 1.0, a wrong one format and tag credit."""
+    reward = rewards.combined([{"name": "paper_answer"},
+                               {"name": "paper_format_score", "weight": 0.1, "unless": "paper_answer"},
+                               {"name": "tags", "weight": 0.1, "unless": "paper_answer"}])
+    completions = ["<think>6*12</think>\n<answer>72</answer>", "<think>6*12</think>\n<answer>70</answer> ok",
+                   "72", "<answer>70</answer>"]
+    total, per = reward(completions, ["72"] * 4)
+    assert per["paper_answer"] == [1.0, 0.0, 1.0, 0.0]
+    assert per["paper_format_score"] == pytest.approx([0.0, 0.97, 0.0, 0.0])  # 3 characters outside the match
+    assert per["tags"] == [0.0, 1.0, 0.0, 0.5]  # gated: what the total adds, so total = sum(weight * per)
+    assert total == pytest.approx([1.0, 0.197, 1.0, 0.05])
+    assert total[0] == 1.0 and total[2] == 1.0  # exactly, whatever the format
+
+
+def test_entry_declares_the_item_keys_once():
+    assert rewards.ENTRY_KEYS == ("name", "weight", "unless")
+    assert rewards.Entry("tags") == rewards.Entry(name="tags", weight=1.0, unless=None)
+    assert rewards.entry_problems([{"name": "tags", "weight": 2}], where="dataset.rewards") == []
+
+
+BAD = {  # a built-in-like reward of each misbehaviour, called through the one check
+    "raises": lambda c, a, **k: 1 / 0,
+    "short": lambda c, a, **k: [1.0],
+    "strings": lambda c, a, **k: ["1.0" for _ in c],
+    "none": lambda c, a, **k: None,
+    "nan": lambda c, a, **k: [float("nan")] + [0.0] * (len(c) - 1),
+    "inf": lambda c, a, **k: [0.0] * (len(c) - 1) + [float("inf")],
+    "strict": lambda c, a: [0.0 for _ in c],  # no **columns
+}
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("raises", "reward 'mine:raises' on 3 completions raised ZeroDivisionError: division by zero; it passed the "
+               "start-up probe"),
+    ("short", "reward 'mine:short' on 3 completions returned 1 score ([1.0]): return one score per completion"),
+    ("strings", "returned non-numbers for 3 of them ('1.0' at 0, '1.0' at 1, '1.0' at 2; first at completion 0: "
+                "'<think>a</think>'): return a float"),
+    ("none", "returned None (NoneType), not a list of 3 numbers"),
+    ("nan", "returned NaN/inf for 1 of them (nan at 0; first at completion 0: '<think>a</think>'): return a finite"),
+    ("inf", "returned NaN/inf for 1 of them (inf at 2; first at completion 2: ''): return a finite score"),
+    ("strict", "reward 'mine:strict' on 3 completions does not accept the dataset's extra columns (level): TypeError:"),
+])
+def test_every_call_is_checked_in_one_place_and_names_the_plugin(kind, message):
+    from pods.errors import PodsError, RewardError
+
+    with pytest.raises(RewardError) as err:
+        rewards.scores(f"mine:{kind}", BAD[kind], ["<think>a</think>", "72", ""], ["72"] * 3, {"level": [1, 2, 3]})
+    assert message in str(err.value) and isinstance(err.value, PodsError)
+    assert "expected: def my_reward(completions" in str(err.value)
+
+
+def test_a_builtin_that_raises_keeps_its_traceback_but_its_output_is_checked():
+    with pytest.raises(ZeroDivisionError):  # a bug of pods, not of a setting
+        rewards.scores("gsm8k", BAD["raises"], ["x"], ["1"], {})
+    from pods.errors import RewardError
+
+    with pytest.raises(RewardError, match=r"reward 'gsm8k' on 1 completion returned NaN/inf"):
+        rewards.scores("gsm8k", BAD["nan"], ["x"], ["1"], {})
+    assert rewards.scores("gsm8k", lambda c, a: (True,), ["x"], ["1"], {}) == [1.0]  # bools and tuples are fine

@@ -12,11 +12,11 @@ import torch
 
 from pods.run import checkpoint as ck
 from pods.run import trainer
-from pods.errors import ConfigError
+from pods.errors import ConfigError, RewardError
 from pods.run.guard import NonFiniteError
 from pods.io import WriteError
 from pods.run.metrics import MetricsLogger, read_metrics
-from helpers import fake_score, patch_task, skip_reward_check, tiny_cfg
+from helpers import fake_prompts, patch_task, skip_reward_check, tiny_cfg
 
 torch.set_num_threads(1)
 NO_SPACE = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -28,57 +28,69 @@ def run(tmp_path, monkeypatch, *extra, **kw):
     return trainer.train(tiny_cfg(tmp_path, *extra), **kw)
 
 
-def nan_score_at(monkeypatch, bad_calls):
-    """Rewards are NaN on the given (1-based) scoring calls, i.e. training steps of this process."""
-    calls = []
+def nan_update_at(monkeypatch, bad_calls):
+    """The loss turns NaN (NaN advantages) on the given (1-based) update calls, i.e. training steps of this process."""
+    real, calls = trainer.update, []
 
-    def score(texts, answers, cols, reward_cfg):
+    def update(policy, kept, adv, cfg, *rest):
         calls.append(1)
-        total, per_fn = fake_score(texts, answers, cols, reward_cfg)
-        if len(calls) in bad_calls:
-            total = torch.full_like(total, math.nan)
-        return total, {"digits": total}
+        return real(policy, kept, adv * math.nan if len(calls) in bad_calls else adv, cfg, *rest)
 
     patch_task(monkeypatch)
-    monkeypatch.setattr(trainer, "score", score)
+    monkeypatch.setattr(trainer, "update", update)
 
 
 def weights(policy):
     return torch.cat([p.detach().flatten().clone() for p in policy.trainable_parameters()])
 
 
-@pytest.mark.parametrize("source", ["reward", "model"])
-def test_a_nan_step_is_skipped_and_says_so(tmp_path, monkeypatch, source):
+def test_a_nan_step_is_skipped_and_says_so(tmp_path, monkeypatch):
     seen = []
     skip_reward_check(monkeypatch)
-    if source == "reward":
-        nan_score_at(monkeypatch, {2})
-        reason = "reward digits is NaN/inf in 16 of 16 rollouts"
-    else:  # the model's log-probs turn NaN during step 2's update
-        patch_task(monkeypatch)
-        real = trainer.update
-
-        def update(policy, kept, adv, cfg, *rest):
-            if len(seen) == 1:
-                adv = adv * math.nan
-            return real(policy, kept, adv, cfg, *rest)
-
-        monkeypatch.setattr(trainer, "update", update)
-        reason = "loss is nan; grad_norm is nan"
+    nan_update_at(monkeypatch, {2})  # the model's loss turns NaN during step 2's update
     run_dir = trainer.train(tiny_cfg(tmp_path, "rl.max_steps=3"),
                             on_step=lambda row, policy, gen: seen.append(weights(policy)))
     rows = read_metrics(run_dir)
     assert [r["skipped"] for r in rows] == [False, True, False]
-    assert rows[1]["skip_reason"] == reason and "skip_reason" not in rows[0]
+    assert rows[1]["skip_reason"] == "loss is nan; grad_norm is nan" and "skip_reason" not in rows[0]
     assert [r["optimizer_steps"] for r in rows] == [1, 1, 2]
     assert torch.equal(seen[0], seen[1]) and not torch.equal(seen[1], seen[2])  # step 2 changed nothing
     assert torch.isfinite(seen[2]).all() and ck.verify(run_dir / "checkpoint-3") == []
 
 
+FLAKY = """
+calls = []
+
+def flaky(completions, answers, **columns):  # passes the start-up probe; NaN for one completion of step 2
+    if len(completions) > 2:
+        calls.append(1)
+    return [float("nan") if len(calls) == 2 and i == 3 else float(c[:1].isdigit()) for i, c in enumerate(completions)]
+"""
+
+
+def test_a_nan_reward_stops_the_run_naming_it_and_keeps_the_last_step(tmp_path, monkeypatch):
+    """A reward's NaN is refused like any other unusable output (one rule, the probe's): the run stops with a
+    message naming the function, the value and the completion, after saving the last completed step."""
+    (tmp_path / "flaky.py").write_text(FLAKY)
+    monkeypatch.setattr(trainer, "load_prompts", fake_prompts)  # the real scoring path: pods.rewards.combined
+    name = f"{tmp_path / 'flaky.py'}:flaky"
+    cfg = tiny_cfg(tmp_path, "rl.max_steps=4", f"dataset.rewards=[{{name: '{name}', weight: 1.0}}]",
+                   f"dataset.accuracy_reward='{name}'")
+    with pytest.raises(RewardError) as err:
+        trainer.train(cfg)
+    run_dir = tmp_path / "t"
+    text = str(err.value)
+    assert f"reward '{name}' on 16 completions returned NaN/inf for 1 of them (nan at 3; first at completion 3:" in text
+    resumes = run_dir / "checkpoint-1"
+    assert f"(step 2 of {run_dir}; fix this and rerun the same command: it resumes from {resumes})" in text
+    assert [r["step"] for r in read_metrics(run_dir)] == [1]
+    assert [p.name for p in ck.intact(run_dir)] == ["checkpoint-1"]
+
+
 def test_consecutive_nonfinite_steps_stop_the_run_with_a_message(tmp_path, monkeypatch):
     skip_reward_check(monkeypatch)
-    nan_score_at(monkeypatch, {2, 3, 4})
-    with pytest.raises(NonFiniteError, match=r"after step 4: the last 3 steps had non-finite rewards, loss or "
+    nan_update_at(monkeypatch, {2, 3, 4})
+    with pytest.raises(NonFiniteError, match=r"after step 4: the last 3 steps had a non-finite loss or "
                                              r"gradient norm .*latest checkpoint: .*checkpoint-4\).*max_nonfinite"):
         trainer.train(tiny_cfg(tmp_path, "rl.max_steps=10", "rl.save_steps=1"))
     run_dir = tmp_path / "t"
@@ -90,9 +102,9 @@ def test_consecutive_nonfinite_steps_stop_the_run_with_a_message(tmp_path, monke
 
 def test_the_limit_is_configurable_and_counts_on_across_a_resume(tmp_path, monkeypatch):
     skip_reward_check(monkeypatch)
-    nan_score_at(monkeypatch, {2})
+    nan_update_at(monkeypatch, {2})
     trainer.train(tiny_cfg(tmp_path, "rl.max_steps=2", "rl.save_steps=1", "rl.max_nonfinite_steps=2"))
-    nan_score_at(monkeypatch, {1})  # the resumed process: its first step (step 3) is NaN again
+    nan_update_at(monkeypatch, {1})  # the resumed process: its first step (step 3) is NaN again
     with pytest.raises(NonFiniteError, match="the last 2 steps"):
         trainer.train(tiny_cfg(tmp_path, "rl.max_steps=5", "rl.save_steps=1", "rl.max_nonfinite_steps=2"))
     assert [r["step"] for r in read_metrics(tmp_path / "t")] == [1, 2, 3]
