@@ -18,12 +18,13 @@ import os
 import runpy
 import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
 
 
 def run_many(cases: list[dict], *, cwd: Path, timeout: float = 900) -> list[dict]:
-    """Run `cases` ({program, args, env}) in one fresh interpreter; [{code, stdout, stderr}] in order."""
+    """Run `cases` ({program, args, env}) in one fresh interpreter; [{code, stdout, stderr, seconds}] in order."""
     proc = subprocess.run([sys.executable, __file__], input=json.dumps(cases), capture_output=True, text=True,
                           cwd=cwd, timeout=timeout, env=cases[0]["env"] if cases else None)
     if proc.returncode != 0:
@@ -46,7 +47,7 @@ def _run(case: dict) -> dict:
     os.environ.clear()
     os.environ.update(case["env"])
     sys.argv = [case["program"], *case["args"]]
-    out, err = io.StringIO(), io.StringIO()
+    out, err, start = io.StringIO(), io.StringIO(), time.perf_counter()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             runpy.run_path(case["program"], run_name="__main__")
@@ -57,7 +58,7 @@ def _run(case: dict) -> dict:
             traceback.print_exc()
             code = 1
     GlobalHydra.instance().clear()
-    return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+    return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue(), "seconds": time.perf_counter() - start}
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="disabled",
            TOKENIZERS_PARALLELISM="false", PYTHONUNBUFFERED="1")
 TRAIN = ["model=tiny", "dataset=arithmetic", "rl.n=4", "rl.m=2", "rl.max_steps=1", "rl.max_time=null",
-         "logging.progress=false", "optim.name=adamw", "run_name=r"]  # + output_root=<tmp>/runs
+         "rl.max_completion_tokens=4", "dataset.limit=64", "logging.progress=false", "optim.name=adamw",
+         "run_name=r"]  # + output_root=<tmp>/runs
 
 
 def _parquet(path: Path, rows: list[dict]) -> None:
