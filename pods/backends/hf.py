@@ -136,6 +136,9 @@ class HFPolicy:
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
 
+    def named_trainable_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
+        return [(k, p) for k, p in self.model.named_parameters() if p.requires_grad]
+
     def train(self) -> None:
         self.model.train()
 

@@ -98,7 +98,7 @@ class OptimConfig:
     name: str = "adamw_8bit"  # adamw | adamw_8bit (8-bit needs CUDA + bitsandbytes, else adamw)
     lr: float = 5e-6
     betas: list = field(default_factory=lambda: [0.9, 0.99])
-    weight_decay: float = 0.1
+    weight_decay: float = 0.1  # AdamW decay of the weights; biases and norms get none (as HF's Trainer)
     warmup_ratio: float = 0.0  # warm-up: this fraction of rl.max_steps, or of rl.max_time when max_steps is null
     scheduler: str = "constant"  # constant (no warm-up) | constant_with_warmup | linear | cosine (pods.core.schedule)
     max_grad_norm: float = 0.1  # gradient clipping (<= 0: off)
