@@ -206,6 +206,7 @@ class EvalConfig:
     base: bool = True  # also evaluate the base model (key `base`)
     examples: int = 3  # completions kept per checkpoint and dataset under `examples`
     paper_grader: Any = "paper_answer"  # the authors' grader for paper_* metrics (pods.rewards.paper; null: none)
+    weights: str = "adapter"  # adapter (the trained policy exactly) | merged_4bit (the authors': LoRA merged, then NF4)
     max_prompt_tokens: Any = None  # longer prompts are left out (null: the run's rl.max_prompt_tokens)
     output: Any = None  # results file (null: <run_dir>/eval_results.json)
     backend: Any = None  # backend keys merged over the run's (e.g. {name: vllm}); null: the run's
