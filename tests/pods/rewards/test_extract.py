@@ -121,8 +121,8 @@ FINAL_CASES = [
     pytest.param("The answer is 9.\nanswer\n9", "number", ("9", "stated"), id="bare-answer-line"),
     pytest.param("It is 18.\nDone", "number", ("It is 18.", "stated"), id="short-last-line"),
     # a sentence before a closing tag or filler was finished, full stop or not
-    pytest.param("They meet 27 miles from City A\n</think>\n</think", "number", ("They meet 27 miles from City A", "stated"),
-                 id="closed-by-a-tag"),
+    pytest.param("They meet 27 miles from City A\n</think>\n</think", "number",
+                 ("They meet 27 miles from City A", "stated"), id="closed-by-a-tag"),
     # nothing to grade
     pytest.param("", "number", None, id="empty"),
     pytest.param("I do not know.", "number", None, id="no-number"),
