@@ -5,7 +5,9 @@
 
 Writes `<run_dir>/eval_results.json` in the paper's layout (see pods/evaluation/__init__.py) after every
 (checkpoint, dataset, repeat), so an interrupted sweep continues where it stopped when rerun.
-Uses the run's own backend and verifiers; LoRA runs are evaluated as adapters on the base model.
+Uses the run's own backend and verifiers; LoRA runs are evaluated as adapters on the base model
+(`weights=adapter`), or, as the authors did (`weights=merged_4bit`, set by protocol=paper), merged into
+the 16-bit base and reloaded in 4-bit (docs/evaluation.md).
 Reports two accuracies: `ans_acc` by this suite's strict verifiers and `paper_ans_acc` by the
 authors' own grader (`paper_grader=paper_answer|paper_answer_decimal|null`), the one to put next
 to the paper's numbers (docs/evaluation.md).

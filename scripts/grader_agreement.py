@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from pods import rewards
+from pods.rewards.extract import final, stops_mid_sentence
 from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number
 
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
@@ -67,6 +68,8 @@ ANSWER_KINDS = [
     ("degenerate loop at the end; the number before it counts", "paper", lambda r: _tail_loops(r["completion"])),
     ("cut off inside the answer block; the number in it counts", "paper",
      lambda r: "<answer>" in r["completion"] and not _closed_block(r["completion"])),
+    ("stops mid-sentence, no answer block or box: no final answer; their last number counts", "paper",
+     lambda r: stops_mid_sentence(r["completion"]) and final(r["completion"], "math") is None),
     ("no answer block; the last number of the prose counts", "paper", lambda r: "<answer>" not in r["completion"]),
     ("LaTeX debris in the answer block (`\\frac{14}{3}\\`)", "paper",
      lambda r: "\\" in answer_block(r["completion"]) and not _words(answer_block(r["completion"]))),

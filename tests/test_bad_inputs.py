@@ -211,6 +211,8 @@ CASES = [
     ("eval-no-run_dir", "evaluate-run.py", [], ["run_dir is required"]),
     ("eval-missing-run_dir", "evaluate-run.py", ["run_dir={d}/nope"], ["run_dir {d}/nope is not a directory"]),
     ("eval-repeats-0", "evaluate-run.py", ["run_dir={d}/run", "repeats=0"], ["repeats must be an integer >= 1"]),
+    ("eval-weights-unknown", "evaluate-run.py", ["run_dir={d}/run", "weights=merged"],
+     ["weights must be adapter or merged_4bit", "got 'merged'"]),
     ("eval-batch_size-0", "evaluate-run.py", ["run_dir={d}/run", "batch_size=0"],
      ["batch_size must be an integer >= 1"]),
     ("eval-negative-temperature", "evaluate-run.py", ["run_dir={d}/run", "temperature=-0.5"],

@@ -4,12 +4,14 @@ The run directory is built by hand (config.yaml + checkpoints saved by the hf po
 does not depend on training; the evaluation uses the real hf backend, data and verifiers.
 """
 
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
@@ -96,6 +98,66 @@ def test_sweep_layout_and_resume(run_dir, tmp_path):
     with pytest.raises(ValueError, match="other evaluation settings"):
         evaluate_run(run_dir, eval_cfg(f"output={out}", "temperature=0.5"), log=lambda *a: None)
 
+
+
+class MergedLoads:
+    """Stands in for the 4-bit load (bitsandbytes is not a CPU test dependency): loads the merged model
+    unquantized and records what it was given, with its logits against the run's adapter policy."""
+
+    def __init__(self, run_dir):
+        self.run_dir, self.dirs, self.gaps = run_dir, [], {}
+
+    def __call__(self, cfg, model_dir):
+        from transformers import AutoModelForCausalLM
+
+        from pods.backends.hf import HFGenerator, HFPolicy, load_policy, load_tokenizer
+
+        model_dir = Path(model_dir)
+        self.dirs.append(model_dir)
+        model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+        if model_dir.parent == self.run_dir:  # written for this sweep: the tiny base, a merged checkpoint
+            ids = torch.tensor([[49, 50, 43, 51, 52, 61]])
+            for step in (1, 3):
+                policy = load_policy(cfg, weights=self.run_dir / f"checkpoint-{step}" / "policy")
+                with torch.no_grad():
+                    gap = (model(input_ids=ids).logits - policy.model(input_ids=ids).logits).abs().max().item()
+                self.gaps.setdefault(len(self.dirs), {})[step] = gap
+        return HFGenerator(HFPolicy(model, load_tokenizer(cfg.model), torch.device("cpu"), lora=False))
+
+
+def test_merged_4bit_sweep_merges_each_checkpoint_and_never_mixes_with_adapter_results(run_dir, tmp_path):
+    out = tmp_path / "merged.json"
+    loads = MergedLoads(run_dir)
+    evaluate_run(run_dir, eval_cfg(f"output={out}", "repeats=1", "weights=merged_4bit"), log=lambda *a: None,
+                 load_4bit=loads)
+    assert len(loads.dirs) == 3  # base, checkpoint-1, checkpoint-3: one model each
+    assert all(d.parent == run_dir and d.name.startswith(".pods-merged-") for d in loads.dirs)
+    assert not list(run_dir.glob(".pods-merged-*"))  # every merged copy deleted once loaded
+    # the merged model of checkpoint k is the adapter policy of checkpoint k (float16 merge: small gaps only)
+    (base, first, second) = (loads.gaps[k] for k in (1, 2, 3))  # max |logit gap| to checkpoint 1 and 3's policy
+    assert first[1] < 3e-4 < 1e-3 < first[3] and second[3] < 3e-4 < 1e-3 < second[1] and min(base.values()) > 0.1
+    data = json.loads(out.read_text())
+    assert json.loads(data["settings"])["weights"] == "merged_4bit"
+    assert sorted(k for k in data if k.startswith("checkpoint") or k == "base") == ["base", "checkpoint-1",
+                                                                                   "checkpoint-3"]
+    before = out.read_text()
+    with pytest.raises(ValueError, match="other evaluation settings"):  # the adapter mode refuses the file
+        evaluate_run(run_dir, eval_cfg(f"output={out}", "repeats=1"), log=lambda *a: None)
+    assert out.read_text() == before
+    adapter = tmp_path / "adapter.json"
+    evaluate_run(run_dir, eval_cfg(f"output={adapter}", "repeats=1", "base=false"), log=lambda *a: None)
+    assert json.loads(json.loads(adapter.read_text())["settings"])["weights"] == "adapter"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None, reason="bitsandbytes is installed")
+def test_merged_4bit_without_bitsandbytes_is_refused_before_a_model_loads(run_dir, tmp_path):
+    out = tmp_path / "none.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={run_dir}", *EVAL,
+                           "weights=merged_4bit", f"output={out}"], capture_output=True, text=True, cwd=ROOT,
+                          timeout=300)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert "bitsandbytes, which is not installed" in proc.stderr and "weights=adapter" in proc.stderr
+    assert not out.exists() and not list(run_dir.glob(".pods-merged-*"))
 
 def test_same_seed_same_result_and_no_base(run_dir, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"

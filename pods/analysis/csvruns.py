@@ -5,7 +5,8 @@
 Each CSV has a time column `eval/time` (seconds, see docs/analysis.md; `--csv-time-unit` overrides) and,
 per run, `data/<run> - _step` and `data/<run> - <metric>` columns, empty where a run was not evaluated.
 Run names are `<prefix>-s<seed>-p8-n<n>-m<m>-ga<ga>`, the setting is the name without `-s<seed>`;
-`<stem>-acc.csv` gives gsm8k `ans_acc`, `<stem>-length.csv` gives gsm8k `lengths`.
+`<stem>-acc.csv` gives gsm8k `ans_acc`, `<stem>-length.csv` gives gsm8k `lengths`. `Run.steps` are optimizer
+steps decoded from the tracker's `_step` rows (docs/multi-gpu.md; NaN where a row does not decode).
 """
 
 from __future__ import annotations
@@ -27,6 +28,34 @@ CSV_DATASET = "gsm8k"
 TIME_UNITS = {"minutes": 1 / 60.0, "seconds": 1 / 3600.0, "hours": 1.0}  # factor to hours
 _COL = re.compile(r"^data/(.+) - (.+)$")
 _SEED = re.compile(r"-s\d+(?=-|$)")
+_GA = re.compile(r"-ga(\d+)(?=-|$)")
+# tracker rows one evaluation logs, per export (fitted: every evaluation of every run decodes exactly)
+EVAL_ROWS = {"h100s": 5, "a100s": 45}
+# rows the last evaluation of a run may carry beyond the pattern (logged once at the end of training)
+FINAL_EXTRA_ROWS = 2
+
+
+def optimizer_steps(logged: np.ndarray, ga: int, eval_rows: int) -> np.ndarray:
+    """[K] tracker `_step` of a run's K evaluations, in order -> [K] optimizer steps (NaN: does not decode).
+
+    The j-th evaluation after S optimizer steps is row (3 ga + 5) S + eval_rows j - 2; the last one may
+    carry FINAL_EXTRA_ROWS more. A row between evaluations missing from the export breaks the count: NaN.
+    """
+    j = np.arange(1, len(logged) + 1)  # [K]
+    steps, rest = np.divmod(np.asarray(logged, float) - eval_rows * j + 2, 3 * ga + 5)
+    ok = rest == 0
+    if len(ok):
+        ok[-1] |= rest[-1] == FINAL_EXTRA_ROWS
+    return np.where(ok & (steps >= 0), steps, np.nan)
+
+
+def decode_steps(name: str, stem: str, logged: np.ndarray) -> np.ndarray:
+    """[K] optimizer steps of run `name` of export `stem` (all NaN: no `-ga<k>` in the name, or an export
+    whose rows per evaluation are not known)."""
+    ga = _GA.search(name)
+    if ga is None or stem not in EVAL_ROWS:
+        return np.full(len(logged), np.nan)
+    return optimizer_steps(logged, int(ga.group(1)), EVAL_ROWS[stem])
 
 
 def setting_of(run_name: str) -> str:
@@ -81,7 +110,7 @@ def load_csv_setting(results: str | Path, stem: str, pattern: str, time_unit: st
             vals = np.array([v[pos[x]] if x in pos else np.nan for x in t])  # on the first table's times
             data[CSV_METRICS[suffix]] = vals[:, None]  # [C, 1]
         order = np.argsort(t, kind="stable")
-        runs.append(Run(name, f"{stem}:{setting}", t[order] * TIME_UNITS[time_unit], steps[order],
-                        {CSV_DATASET: {k: a[order] for k, a in data.items()}},
-                        meta={"source": str(files["acc"]), "time_unit": time_unit}))
+        runs.append(Run(name, f"{stem}:{setting}", t[order] * TIME_UNITS[time_unit],
+                        decode_steps(name, stem, steps[order]), {CSV_DATASET: {k: a[order] for k, a in data.items()}},
+                        meta={"source": str(files["acc"]), "time_unit": time_unit, "logged_steps": steps[order]}))
     return runs

@@ -4,7 +4,8 @@
 
 `pods.backends.base` defines the two small interfaces. Implementations live in one module each
 (`hf`, `vllm`, `unsloth`), imported only when chosen, so GPU-only libraries are never imported
-on other paths. Each module exposes `build(cfg) -> (Policy, Generator)`.
+on other paths. Each module exposes `build(cfg) -> (Policy, Generator)` and `build_4bit(cfg, model_dir) ->
+Generator` (a whole model loaded in 4-bit NF4, for evaluation: pods.backends.merged).
 """
 
 from __future__ import annotations
@@ -19,9 +20,19 @@ BACKENDS = {
 GPU_ONLY = ("unsloth", "vllm")  # vllm also runs on CPU where a CPU build of vLLM is installed
 
 
-def build(cfg):
-    """Build (policy, generator) for `cfg.backend.name`."""
+def _module(cfg):
     name = cfg.backend.name
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}; valid backends: {', '.join(BACKENDS)}")
-    return importlib.import_module(BACKENDS[name]).build(cfg)
+    return importlib.import_module(BACKENDS[name])
+
+
+def build(cfg):
+    """Build (policy, generator) for `cfg.backend.name`."""
+    return _module(cfg).build(cfg)
+
+
+def build_4bit(cfg, model_dir):
+    """A generator sampling the whole model in `model_dir` loaded in 4-bit NF4 by `cfg.backend.name`'s engine
+    (evaluation's weights=merged_4bit, pods.backends.merged)."""
+    return _module(cfg).build_4bit(cfg, model_dir)

@@ -79,6 +79,10 @@ class Policy(Protocol):
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         ...
 
+    def named_trainable_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
+        """(name, parameter) of every trainable parameter (the optimizer exempts biases and norms by name)."""
+        ...
+
     def save(self, path: Path) -> None:
         """Write the trainable weights (e.g. the LoRA adapter) into directory `path`."""
         ...

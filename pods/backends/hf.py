@@ -29,7 +29,7 @@ from pathlib import Path
 import torch
 
 from pods.backends.base import Sampling
-from pods.backends.precision import FP32, Precision, resolve as resolve_precision
+from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import token_logprobs
 from pods.core.rollouts import Rollouts
@@ -69,13 +69,9 @@ def load_base_model(model_cfg, tokenizer, device: torch.device, precision: Preci
         if importlib.util.find_spec("bitsandbytes") is None:
             warnings.warn("model.load_in_4bit needs bitsandbytes (`uv sync --extra gpu`); loading unquantized")
         else:
-            from transformers import BitsAndBytesConfig
-
             # NF4 with double quantization: the same quantize_4bit call vLLM's bitsandbytes loader
             # makes (vllm_bnb_plugin/bitsandbytes_loader.py), so backend=vllm serves these weights
-            kwargs["quantization_config"] = BitsAndBytesConfig(
-                load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
-                bnb_4bit_compute_dtype=precision.compute)
+            kwargs["quantization_config"] = nf4_config(precision.compute)
             kwargs["device_map"] = {"": device.index or 0}
     model = AutoModelForCausalLM.from_pretrained(str(model_cfg.name), **kwargs)
     return model if "device_map" in kwargs else model.to(device)
@@ -135,6 +131,9 @@ class HFPolicy:
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]
+
+    def named_trainable_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
+        return [(k, p) for k, p in self.model.named_parameters() if p.requires_grad]
 
     def train(self) -> None:
         self.model.train()
@@ -284,3 +283,18 @@ def build(cfg):
     """(HFPolicy, HFGenerator) for the run config."""
     policy = load_policy(cfg)
     return policy, HFGenerator(policy, (cfg.get("backend") or {}).get("generation_batch_size"))
+
+
+def build_4bit(cfg, model_dir: str | Path) -> HFGenerator:
+    """An HFGenerator over the whole model in `model_dir` loaded in 4-bit NF4 (bitsandbytes; CPU or CUDA),
+    computing in the run's dtype (`cfg.model.dtype` of the run's own model)."""
+    from transformers import AutoModelForCausalLM
+
+    device = resolve_device((cfg.get("backend") or {}).get("device", "auto"))
+    compute = compute_dtype(cfg.model, device)
+    place = {"": device.index or 0} if device.type == "cuda" else {"": "cpu"}
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=compute, quantization_config=nf4_config(compute),
+                                                 device_map=place)
+    policy = HFPolicy(model.eval(), load_tokenizer(cfg.model), device, lora=False,
+                      precision=Precision(weights=compute, compute=compute))
+    return HFGenerator(policy, (cfg.get("backend") or {}).get("generation_batch_size"))

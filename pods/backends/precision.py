@@ -86,6 +86,15 @@ def compute_dtype(model_cfg, device: torch.device) -> torch.dtype:
     return DTYPES[name]
 
 
+def nf4_config(compute: torch.dtype):
+    """transformers' BitsAndBytesConfig for 4-bit NF4 with double quantization, computing in `compute`: what
+    Unsloth's `load_in_4bit` passes (the authors' loader) and what vLLM's bitsandbytes loader quantizes with."""
+    from transformers import BitsAndBytesConfig
+
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                              bnb_4bit_compute_dtype=compute)
+
+
 def resolve(model_cfg, device: torch.device, *, full_parameter: bool) -> Precision:
     """The `Precision` of a policy per the rules in this module's docstring."""
     compute = compute_dtype(model_cfg, device)

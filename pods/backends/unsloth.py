@@ -128,3 +128,19 @@ def build(cfg):
     generator = UnslothGenerator(model, tokenizer, lora_from_memory=bool(b.get("lora_from_memory", True)),
                                  adapter_dir=b.get("adapter_dir"))
     return policy, generator
+
+
+def build_4bit(cfg, model_dir) -> UnslothGenerator:
+    """The authors' evaluation loader: `FastLanguageModel.from_pretrained(model_dir, load_in_4bit=True,
+    fast_inference=True)` (utils/eval.py at 3fc107e), sampled by its vLLM without an adapter."""
+    require_cuda()
+    from unsloth import FastLanguageModel  # GPU only
+
+    b = cfg.backend
+    model, tokenizer = FastLanguageModel.from_pretrained(
+        model_name=str(model_dir), max_seq_length=int(b.max_seq_length), dtype=DTYPES.get(str(cfg.model.dtype)),
+        load_in_4bit=True, fast_inference=True, gpu_memory_utilization=float(b.gpu_memory_utilization))
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return UnslothGenerator(model, tokenizer, adapter_dir=b.get("adapter_dir"))

@@ -42,8 +42,8 @@ import weakref
 from pathlib import Path
 
 from pods.backends.base import Sampling
-from pods.backends.hf import is_4bit, load_policy
-from pods.backends.precision import dtype_name
+from pods.backends.hf import is_4bit, load_policy, load_tokenizer, resolve_device
+from pods.backends.precision import compute_dtype, dtype_name
 from pods.backends.tiny import save_tiny
 from pods.core.rollouts import Rollouts
 
@@ -245,17 +245,34 @@ def engine_options(cfg, policy) -> dict:
     max_model_len null: the prompt + completion budget; dtype auto: the policy's compute dtype;
     a 4-bit policy: quantization="bitsandbytes" (the same NF4 weights, see the module docstring).
     """
+    options = _options(cfg, policy.precision.compute, getattr(policy.model.config, "max_position_embeddings", None))
+    if is_4bit(policy.model):
+        options.setdefault("quantization", "bitsandbytes")
+    return options
+
+
+def _options(cfg, compute, limit: int | None) -> dict:
+    """engine_options without a policy: the compute dtype and the model's position limit given."""
     options = {k: cfg.backend.get(k) for k in ENGINE_KEYS} | dict(cfg.backend.get("engine_kwargs") or {})
     rl = cfg.get("rl") or {}
     if options.get("max_model_len") is None and rl.get("max_prompt_tokens") and rl.get("max_completion_tokens"):
         budget = int(rl.max_prompt_tokens) + int(rl.max_completion_tokens)
-        limit = getattr(policy.model.config, "max_position_embeddings", None)
         options["max_model_len"] = min(budget, limit) if limit else budget
     if options.get("dtype") in (None, "auto"):
-        options["dtype"] = dtype_name(policy.precision.compute)
-    if is_4bit(policy.model):
-        options.setdefault("quantization", "bitsandbytes")
+        options["dtype"] = dtype_name(compute)
     return options
+
+
+def build_4bit(cfg, model_dir) -> VLLMGenerator:
+    """A VLLMGenerator serving the whole model in `model_dir` quantized to NF4 as it loads
+    (quantization="bitsandbytes": the authors' Unsloth fast_inference path), computing in the run's dtype."""
+    from transformers import AutoConfig
+
+    compute = compute_dtype(cfg.model, resolve_device((cfg.get("backend") or {}).get("device", "auto")))
+    limit = getattr(AutoConfig.from_pretrained(str(model_dir)), "max_position_embeddings", None)
+    options = _options(cfg, compute, limit) | {"quantization": "bitsandbytes"}
+    return VLLMGenerator(model_dir, load_tokenizer(cfg.model), lora=False, seed=int(cfg.get("seed", 0) or 0),
+                         adapter_dir=cfg.backend.get("adapter_dir"), **options)
 
 
 def build(cfg):

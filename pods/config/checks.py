@@ -18,6 +18,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pods import data, plugins, rewards
 from pods.backends.checks import backend_problems, model_problems
+from pods.backends.merged import WEIGHTS
 from pods.backends.precision import DTYPES
 from pods.backends.tiny import ARCHITECTURES
 from pods.config.aliases import REMOVED_KEYS, hint
@@ -343,6 +344,10 @@ def eval_problems(cfg) -> list[str]:
     p += integer("max_prompt_tokens", get("max_prompt_tokens"), low=1, none_ok=True, why="null: the run's own")
     if get("paper_grader") not in (None, *PAPER_GRADERS):
         p.append(f"paper_grader must be {', '.join(PAPER_GRADERS)} or null, got {get('paper_grader')!r}")
+    if get("weights") not in WEIGHTS:
+        p.append(f"weights must be {' or '.join(WEIGHTS)} (adapter: the trained policy exactly; merged_4bit: the "
+                 "authors' protocol, the LoRA merged into the 16-bit base and reloaded in 4-bit), "
+                 f"got {get('weights')!r}")
     out = get("output")
     if out is not None and not (isinstance(out, str) and out):
         p.append(f"output must be a file path or null, got {out!r}")

@@ -100,7 +100,7 @@ class OptimConfig:
     name: str = "adamw_8bit"  # adamw | adamw_8bit (8-bit needs CUDA + bitsandbytes, else adamw)
     lr: float = 5e-6
     betas: list = field(default_factory=lambda: [0.9, 0.99])
-    weight_decay: float = 0.1
+    weight_decay: float = 0.1  # AdamW decay of the weights; biases and norms get none (as HF's Trainer)
     warmup_ratio: float = 0.0  # warm-up: this fraction of rl.max_steps, or of rl.max_time when max_steps is null
     scheduler: str = "constant"  # constant (no warm-up) | constant_with_warmup | linear | cosine (pods.core.schedule)
     max_grad_norm: float = 0.1  # gradient clipping (<= 0: off)
@@ -208,6 +208,7 @@ class EvalConfig:
     base: bool = True  # also evaluate the base model (key `base`)
     examples: int = 3  # completions kept per checkpoint and dataset under `examples`
     paper_grader: Any = "paper_answer"  # the authors' grader for paper_* metrics (pods.rewards.paper; null: none)
+    weights: str = "adapter"  # adapter (the trained policy exactly) | merged_4bit (the authors': LoRA merged, then NF4)
     max_prompt_tokens: Any = None  # longer prompts are left out (null: the run's rl.max_prompt_tokens)
     output: Any = None  # results file (null: <run_dir>/eval_results.json)
     backend: Any = None  # backend keys merged over the run's (e.g. {name: vllm}); null: the run's

@@ -18,14 +18,18 @@ ours (`format`) and record the evaluation settings (`settings`), so a foreign or
 is never overwritten.
 
 The sweep over a run directory is `evaluate_run(run_dir, eval_cfg)` (used by evaluate-run.py and
-scripts/demo_compare.py): it rebuilds the run's backend from its `config.yaml`, evaluates the base
-model first (optional), then loads each complete checkpoint's `policy/` into the same policy
-(a LoRA adapter on the base model as trained, no merge) and evaluates it.
+scripts/demo_compare.py): it evaluates the base model first (optional), then every complete
+checkpoint, with the weights `eval_cfg.weights` names (pods.backends.merged.WEIGHTS):
+- `adapter` (default): the run's backend is rebuilt from its `config.yaml` and each checkpoint's
+  `policy/` is loaded into that policy: the trained policy exactly (a 4-bit LoRA run: NF4(W) + dW);
+- `merged_4bit` (the paper's protocol): each LoRA is merged into the 16-bit base and the merged model
+  reloaded in 4-bit NF4, as the authors evaluated (NF4(W + dW)); docs/evaluation.md.
 """
 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -33,7 +37,9 @@ from omegaconf import OmegaConf
 
 from pods import backends, data, rewards
 from pods.backends.base import Sampling
+from pods.backends import merged
 from pods.backends.checks import check_offline, load_error
+from pods.backends.hf import load_tokenizer
 from pods.cli import doing
 from pods.config import read_run_config, to_container
 from pods.config.checks import validate_eval
@@ -183,7 +189,7 @@ def settings_of(eval_cfg, datasets: list[dict]) -> dict:
     """What must not change between resumes of one results file."""
     return {"temperature": float(eval_cfg.temperature), "max_tokens": int(eval_cfg.max_tokens),
             "top_p": float(eval_cfg.get("top_p", 1.0)), "seed": int(eval_cfg.seed),
-            "paper_grader": eval_cfg.get("paper_grader"),
+            "paper_grader": eval_cfg.get("paper_grader"), "weights": eval_cfg.get("weights") or "adapter",
             "datasets": {d["key"]: {k: d[k] for k in ("name", "split", "limit", "options", "prompt_style", "reward",
                                                        "format_reward", "max_prompt_tokens")} for d in datasets}}
 
@@ -216,14 +222,52 @@ def _elapsed(checkpoint: Path) -> float:
                               f"{checkpoint.name} out of {checkpoint.parent} to evaluate the others") from None
 
 
-def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> ResultsFile:
+def _adapter_weights(run_cfg, build):
+    """(tokenizer, load, release) of weights=adapter: one policy built, each checkpoint's policy/ loaded into it."""
+    with doing(f"loading the model {run_cfg.model.name} ({run_cfg.backend.name} backend)"):
+        check_offline(run_cfg.model.name)
+        try:
+            policy, generator = (build or backends.build)(run_cfg)
+        except (OSError, ValueError) as err:  # an unknown hub id, no network, a moved model directory
+            raise load_error(run_cfg.model.name, err) from err
+
+    def load(path):
+        if path is not None:
+            with doing(f"loading {path / 'policy'}"):
+                policy.load(path / "policy")
+            generator.update_weights(policy)
+        return generator
+
+    return policy.tokenizer, load, lambda generator: None
+
+
+def _merged_weights(run_cfg, run_dir: Path, load_4bit):
+    """(tokenizer, load, release) of weights=merged_4bit: each checkpoint merged into the 16-bit base (in a
+    temporary folder of the run directory, deleted once loaded) and its merged model loaded in 4-bit."""
+    check_offline(run_cfg.model.name)
+
+    def load(path):
+        what = "the base model" if path is None else f"{path.name} merged into the 16-bit base"
+        with doing(f"loading {what} in 4-bit ({run_cfg.backend.name} backend)"), \
+                tempfile.TemporaryDirectory(prefix=".pods-merged-", dir=run_dir) as work:
+            try:
+                model_dir = merged.merged_model(run_cfg, None if path is None else path / "policy", work)
+                return (load_4bit or backends.build_4bit)(run_cfg, model_dir)
+            except (OSError, ValueError) as err:  # an unknown hub id, no network, a moved model directory
+                raise load_error(run_cfg.model.name, err) from err
+
+    return load_tokenizer(run_cfg.model), load, merged.release
+
+
+def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None, load_4bit=None) -> ResultsFile:
     """Evaluate base (if `eval_cfg.base`) and every complete checkpoint of `run_dir`; resumable.
 
     eval_cfg keys: repeats, temperature, max_tokens, top_p, seed, batch_size, base, examples,
-    datasets, max_prompt_tokens, paper_grader, output (null: <run_dir>/eval_results.json), backend
-    (null: the run's). temperature, top_p, max_tokens and max_prompt_tokens left null take the
-    run's own settings (`with_run_defaults`). Repeat r samples with seed `seed + 1000 * r`, the same for every checkpoint
-    and run.
+    datasets, max_prompt_tokens, paper_grader, weights (adapter | merged_4bit), output (null:
+    <run_dir>/eval_results.json), backend (null: the run's). temperature, top_p, max_tokens and
+    max_prompt_tokens left null take the run's own settings (`with_run_defaults`). Repeat r samples
+    with seed `seed + 1000 * r`, the same for every checkpoint and run. build / load_4bit replace
+    pods.backends.build / build_4bit (tests).
     """
     validate_eval(OmegaConf.create({**to_container(eval_cfg), "run_dir": run_dir and str(run_dir)}))  # before a model loads
     run_dir = Path(run_dir)
@@ -247,22 +291,21 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
         return results
     read = {ds["key"]: _checked_dataset(ds) for ds in datasets}  # data and verifiers, before any model loads
     elapsed = {path: _elapsed(path) for (_, _, path), _ in todo if path is not None}
-    with doing(f"loading the model {run_cfg.model.name} ({run_cfg.backend.name} backend)"):
-        check_offline(run_cfg.model.name)
-        try:
-            policy, generator = (build or backends.build)(run_cfg)
-        except (OSError, ValueError) as err:  # an unknown hub id, no network, a moved model directory
-            raise load_error(run_cfg.model.name, err) from err
-    prepared = {ds["key"]: prepare_dataset(ds, policy.tokenizer, read[ds["key"]]) for ds in datasets}
-    loaded = None
+    if eval_cfg.get("weights") == "merged_4bit":
+        if load_4bit is None:
+            merged.require_bitsandbytes()
+        tokenizer, load, release = _merged_weights(run_cfg, run_dir, load_4bit)
+    else:
+        tokenizer, load, release = _adapter_weights(run_cfg, build)
+    prepared = {ds["key"]: prepare_dataset(ds, tokenizer, read[ds["key"]]) for ds in datasets}
+    loaded, generator = None, None
     for (entry, step, path), ds in todo:
-        if path is not None and loaded != entry:
-            with doing(f"loading {path / 'policy'}"):
-                policy.load(path / "policy")
-            generator.update_weights(policy)
-            loaded = entry
-        elif path is None and loaded is not None:
-            raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
+        if loaded != entry:
+            if loaded is not None and path is None:
+                raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
+            if generator is not None:
+                release(generator)
+            generator, loaded = load(path), entry
         seconds = 0.0 if path is None else elapsed[path]
         prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
         with doing(f"evaluating {entry} of {run_dir} on {ds['key']}"):
@@ -288,4 +331,6 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None) -> Res
                              f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
                 results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
                 log(line)
+    if generator is not None:
+        release(generator)
     return results

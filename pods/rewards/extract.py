@@ -9,10 +9,13 @@ The rule (`final(text, kind)`), applied after `collapse_repetition(text)`:
 3. failing that, the final stated answer: the last statement (a line, or a sentence of one) that
    carries an answer of the wanted `kind`: `"number"` a digit, `"math"` a digit, a LaTeX command,
    `=` or a letter inside maths, `"text"` any word. Lines that are only tags or tag fragments
-   (`</think>`, `answer`, `</`) are not statements. A completion whose last statement is cut off
-   inside a formula (`... equal, \\( y =`, a display just opened) was still computing: an earlier
-   statement counts only if it concludes (`therefore`, `thus`, `hence`, `so`, `answer`, `final`);
-   a cut formula with numbers (`40 + 24 =`) is itself the final statement and answers nothing.
+   (`</think>`, `answer`, `</`) are not statements. A completion that stops mid-sentence (it ends,
+   with no tag after it, in a statement of 3+ words without closing punctuation, or in a dangling
+   word, operator or open formula) has stated only what that last statement states: `The answer
+   is`, `We need to determine which case is correct` or `... is \\(64` state nothing, and nothing
+   said before them counts; `Thus, 196 has 9 divisors` states 9. Elsewhere, a last statement cut
+   off inside a formula (`... equal, \\( y =` before a closing tag) was still computing: an earlier
+   statement counts only if it concludes (`therefore`, `thus`, `hence`, `so`, `answer`, `final`).
 Several different boxed answers in that block (or in the line of the last box) conflict: no answer
 (`None`), as when nothing is found. Reading a number or an expression out of the answer text is the
 verifiers' part (`rewards.numbers`, `rewards.math_normalize`).
@@ -24,7 +27,7 @@ answer stated before the loop is the last one again. Blank lines and indentation
 
 Helpers: `answer_block(text)`, `last_boxed(text)` (nested braces matched: `\\boxed{\\frac{1}{2}}` gives
 `\\frac{1}{2}`), `last_number(text)` (the last number, commas removed), `final_answer(text)` (the
-text of `final(text, "text")`).
+text of `final(text, "text")`), `stops_mid_sentence(text)` (rule 3's test).
 
 Completions are untrusted model output (up to megabytes): only `str.find`/`rfind`/`split` and
 regexes without nested quantifiers, with caps on how much is looked at, so a 1 MB string or 10 000
@@ -74,6 +77,17 @@ _WORDY = re.compile(r"\w")
 _CONCLUSION = re.compile(r"\b(?:therefore|thus|hence|so|answer|finally|final|in total|conclude|conclusion)\b", re.I)
 # A statement cut off inside a formula: a dangling `=` or operator, or a display just opened.
 _UNFINISHED = re.compile(r"(?:[=+*/-]|\\times|\\cdot|\\div|\\\[|\$\$|\\\()\s*$")
+# A statement that closed: sentence punctuation, a closing bracket, formula delimiter, emphasis or quote.
+_ENDED = re.compile(r"[.!?)\]}$*>\"'`\u201d\u2019]\s*$")
+# A statement that breaks off: a word or sign after which the sentence must go on.
+_DANGLING = re.compile(
+    r"(?:[,:;(\[{=+*/^-]|\\(?:times|cdot|div|d?frac|sqrt|left|text|quad)|\b(?:and|or|is|are|was|were|be|the|of|to"
+    r"|with|so|that|which|because|since|then|as|for|by|in|on|at|from|than|but|if|when|where|equals?|gives?|makes?"
+    r"|gets?|its|their|our))\s*$")
+# A tag or tag fragment ending the text: the model closed what it was saying.
+_TAG_AT_END = re.compile(r"(?:</?[A-Za-z][\w-]{0,15}>?|</?)$")
+# Words a closing statement needs before a missing full stop means it broke off mid-sentence.
+MIN_CUT_WORDS = 3
 
 
 class Final(NamedTuple):
@@ -259,10 +273,39 @@ def final(text: str, kind: str = "text") -> Final | None:
     return _stated(text, _CARRIES[kind])
 
 
+def _open_formula(statement: str) -> bool:
+    """Whether the statement ends inside a `\\( ... \\)` or `\\[ ... \\]` formula (`\\(64`); a lone `$` may be money."""
+    return statement.rfind("\\(") > statement.rfind("\\)") or statement.rfind("\\[") > statement.rfind("\\]")
+
+
+def stops_mid_sentence(text: str) -> bool:
+    """Whether the completion breaks off mid-sentence (rule 3; its answer block or box is not looked at)."""
+    if not isinstance(text, str):
+        return False
+    text = collapse_repetition(text)
+    said = statements(text[-STATED_WINDOW_CHARS:])
+    return bool(said) and _stops_mid_sentence(text, said[-1])
+
+
+def _stops_mid_sentence(text: str, last: str) -> bool:
+    """Whether the text breaks off in its last statement `last` (rule 3: no tag or filler after it, no
+    closing punctuation, and 3+ words or a dangling word, operator or formula)."""
+    tail = text[-MAX_ANSWER_CHARS:].rstrip()
+    end = tail[tail.rfind("\n") + 1 :].strip()
+    if _TAG_AT_END.search(tail[-24:]) or _FILLER.fullmatch(_TAG.sub(" ", end)) or _ENDED.search(last):
+        return False
+    return (len(last.split()) >= MIN_CUT_WORDS or _DANGLING.search(last) is not None
+            or _UNFINISHED.search(last) is not None or _open_formula(last))
+
+
 def _stated(text: str, carries) -> Final | None:
     """The last statement that `carries` an answer (rule 3), looking at a short tail first."""
     for window in (STATED_WINDOW_CHARS, MAX_ANSWER_CHARS):
         said = statements(text[-window:])
+        if said and _stops_mid_sentence(text, said[-1]):  # only the broken-off statement can answer
+            last = said[-1]
+            cut = _DANGLING.search(last) or _UNFINISHED.search(last) or _open_formula(last)
+            return Final(last, "stated") if carries(last) and not cut else None
         # Cut off inside a formula (`\( y =`): still computing, so only a concluded answer counts.
         computing = bool(said) and _UNFINISHED.search(said[-1]) is not None
         for i in range(len(said) - 1, -1, -1):

@@ -3,7 +3,8 @@
 Pipeline per completion (never raises, bounded time):
 1. The final answer: `rewards.extract.final` (last `<answer>` block, a `\\boxed{}` inside it winning;
    else the last `\\boxed{}`; else the final stated answer, after degenerate repetition is
-   collapsed). None, or several conflicting boxes: 0.0.
+   collapsed). None, several conflicting boxes, or one left side given two values (`x + y = 0 or
+   x + y = 36`, `x = \\frac{\\pi}{4}, x = \\frac{\\pi}{2}`): 0.0.
 2. A formula (a box, or a block or final statement without words: `\\frac{14}{3}\\`, `(3, π/2)`,
    `x + y = 27 + 9 = 36`) is compared as a whole, fastest first: `rewards.math_normalize.normalize`
    string equality; a dangling `=` or operator (`40 + 24 =`) is no answer; a chain `a = b = c` is
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from fractions import Fraction
 
 from pods.rewards import math_symbolic
@@ -38,6 +40,8 @@ from pods.rewards.numbers import stated_number
 TIME_LIMIT_S = 1.0
 # Longest answer text compared at all (the extraction caps answers at 4096 characters).
 MAX_PRED_CHARS = 4096
+# Words that join alternative answers, read as a comma by `two_values`.
+_JOINERS = re.compile(r"\\text\s*\{\s*(?:or|and)\s*\}|\b(?:or|and)\b", re.I)
 # Characters that end an unfinished formula (`40 + 24 =`, `5100 - 320 +`).
 _DANGLING = ("=", "+", "-", "*", "/", "^", "\\times", "\\cdot", "\\div", "(", "{", "_")
 
@@ -62,6 +66,35 @@ def _gold(answer: str) -> tuple[str, str, object]:
     gold = gold_answer(answer)
     norm = normalize(gold)
     return gold, norm, exact_value(norm)
+
+
+def _pieces(text: str) -> list[str]:
+    """text split at `,` / `;` outside brackets and at the words `or` / `and` (also `\\text{ or }`)."""
+    text = _JOINERS.sub(",", text)
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        elif c in ",;" and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    return out + [text[start:]]
+
+
+def two_values(text: str) -> bool:
+    """Whether the answer gives one left side two different values (`x + y = 0 or x + y = 36`)."""
+    if text.count("=") < 2:
+        return False
+    values: dict[str, set] = {}
+    for piece in _pieces(text):
+        if "=" in piece:
+            left, right = piece.split("=", 1)[0], piece.rsplit("=", 1)[1]
+            norm = normalize(right)
+            value = exact_value(norm)
+            values.setdefault("".join(left.split()).strip("$\\()"), set()).add(norm if value is None else value)
+    return any(len(v) > 1 for v in values.values())
 
 
 def _formula(pred: str, gold: str, gold_norm: str, gold_exact, limit: float) -> bool:
@@ -96,7 +129,7 @@ def score_one(completion: str, answer: str, time_limit_s: float | None = None) -
             return 0.0
         numeric = isinstance(gold_exact, Fraction)
         found = final(completion, "number" if numeric else "math")
-        if found is None or len(found.text) > MAX_PRED_CHARS:
+        if found is None or len(found.text) > MAX_PRED_CHARS or two_values(found.text):
             return 0.0
         limit = TIME_LIMIT_S if time_limit_s is None else time_limit_s
         text, prose = found.text, is_prose(found.text)

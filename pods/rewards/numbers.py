@@ -15,8 +15,9 @@ algebra, not 3). A number that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `
    an unevaluated expression after it (`a + b = 40 + 24 =`, `x = 5100 - 320 + 7`) means the
    completion has not answered: never evaluated, no answer ("unfinished").
 3. Conflicting: the answer joined to a different number by `and` / `or` / `,`, with at most three
-   words between (`are 0 and 36`, `y = 0 or y = 9`, `3 blue bolts and 1 white bolt`): no answer
-   ("conflict").
+   words between (`are 0 and 36`, `y = 0 or y = 9`, `3 blue bolts and 1 white bolt`), or to a
+   different value of the same left side (`x + y = 0 or x + y = 36`, `\\(a+b=2\\), \\(a+b=5\\)`):
+   no answer ("conflict").
 4. Without candidates, a text that begins with a number answers it ("42 kilometres from the
    station.", "150 then the 15 boxes ..."), and a short phrase (at most MAX_PHRASE_WORDS words) with
    one distinct number answers that ("Josh made a profit of $70,000.", "They meet 42 km from P";
@@ -113,6 +114,11 @@ _LEADING_CLAUSE = re.compile(
 )
 _CLAUSE = re.compile(r"[,;:]\s+|\s(?:so|thus|hence|therefore)\s", re.I)
 _CONNECTOR = re.compile(r"[\s,;]*(?:(?:,|\band\b|\bor\b|and/or)\s*)+$|[\s,;]*\bor\s+[A-Za-z]\w*\s*=\s*$", re.I)
+# An `=` (and an opening bracket) ending the text before a value; what starts the clause of its left side.
+_EQUALS_END = re.compile(r"\s*=\s*\(?\s*$")
+_CLAUSE_START = re.compile(r"[,;:(=]|\b(?:or|and|so|then|thus|hence|therefore|if|gives|get)\b", re.I)
+# What may join two values of one left side, spaces removed: `or`, `and`, `,`, closing `)` / `.` before them.
+_JOINED_SIDE = re.compile(r"[.)]*(?:,|or|and|,or|,and|and/or)$", re.I)
 _CONNECTOR_NEXT = re.compile(
     r"^[\s,;]*(?:[A-Za-z]+[\s,;]+){0,3}?(?:,|\band\b|\bor\b|and/or)[\s,;]*(?:(?:and|or)\s+)?(?:[A-Za-z]\w*\s*=\s*)?$", re.I
 )
@@ -198,8 +204,28 @@ def _after_equals(s: str, eq: int, by_start: dict[int, _Token]) -> tuple[str, _T
     return ("expression", token) if token.operand else ("value", token)
 
 
+def _left_side(s: str, value: _Token) -> str | None:
+    """The left side of the `=` right before a value (`x + y` of `... so x + y = 36`), spaces removed; else None."""
+    head = _EQUALS_END.split(s[max(0, value.start - 48) : value.start])
+    if len(head) != 2 or head[1]:
+        return None
+    side = "".join(_CLAUSE_START.split(head[0])[-1].split())
+    return side or None
+
+
+def _same_side_conflict(s: str, earlier: _Token, chosen: _Token) -> bool:
+    """`x + y = 0 or x + y = 36`: two values of one left side joined by `or` / `and` / `,` (a few chars between)."""
+    side = _left_side(s, chosen)
+    if not side or _left_side(s, earlier) != side:
+        return False
+    gap = "".join(s[earlier.end : chosen.start].split())  # e.g. `orx+y=`
+    return len(gap) <= len(side) + 12 and bool(_JOINED_SIDE.match(gap[: len(gap) - len(side) - 1])) \
+        and gap.endswith(side + "=")
+
+
 def _conflicts(s: str, chosen: _Token, tokens: list[_Token], candidates: list[_Token]) -> bool:
-    """Whether the chosen number is one of a list of different answers (`0 and 36`, `y = 0 or y = 9`)."""
+    """Whether the chosen number is one of a list of different answers (`0 and 36`, `y = 0 or y = 9`,
+    `x + y = 0 or x + y = 36`)."""
     i = tokens.index(chosen)
     if i + 1 < len(tokens):
         nxt = tokens[i + 1]
@@ -209,7 +235,7 @@ def _conflicts(s: str, chosen: _Token, tokens: list[_Token], candidates: list[_T
     earlier = [c for c in candidates if c.end <= chosen.start]
     if earlier and earlier[-1].value != chosen.value:
         gap = s[earlier[-1].end : chosen.start]
-        return len(gap) < 24 and bool(_CONNECTOR.match(gap))
+        return (len(gap) < 24 and bool(_CONNECTOR.match(gap))) or _same_side_conflict(s, earlier[-1], chosen)
     return False
 
 

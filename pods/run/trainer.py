@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import sys
 import time
 import warnings
@@ -141,9 +142,27 @@ def _wandb_module(logger):
     return wandb
 
 
-def build_optimizer(params, cfg):
-    """(optimizer, pods.core.schedule.LRSchedule) per cfg.optim, the schedule sized by rl.max_steps or rl.max_time."""
+# parameter names weight decay skips: biases and norms (transformers Trainer.get_decay_parameter_names)
+NO_DECAY = re.compile(r"bias|layernorm|rmsnorm|(?:^|\.)norm(?:$|\.)|_norm(?:$|\.)")
+
+
+def decay_groups(named_params, weight_decay: float) -> list[dict]:
+    """AdamW parameter groups: weight decay on the weights, none on biases, norms and LayerNorm modules'
+    parameters (by lower-cased name, as HF's Trainer decides); an empty group is left out."""
+    decay, no_decay = [], []
+    for name, p in named_params:
+        (no_decay if NO_DECAY.search(name.lower()) else decay).append(p)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return [g for g in groups if g["params"]]
+
+
+def build_optimizer(named_params, cfg):
+    """(optimizer, pods.core.schedule.LRSchedule) per cfg.optim, the schedule sized by rl.max_steps or rl.max_time.
+
+    named_params: [(name, parameter)] of the trainable parameters (biases and norms get no decay).
+    """
     o = cfg.optim
+    params = decay_groups(named_params, float(o.weight_decay))
     opt = None
     if o.name == "adamw_8bit":
         try:
@@ -226,7 +245,7 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     # that would make the corrected command "a different run"
     atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
     B, n, m = rl.prompts_per_step, rl.n, rl.m
-    optimizer, scheduler = build_optimizer(policy.trainable_parameters(), cfg)
+    optimizer, scheduler = build_optimizer(policy.named_trainable_parameters(), cfg)
     seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
     gens = {"select": torch.Generator().manual_seed(cfg.seed)}
     step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)

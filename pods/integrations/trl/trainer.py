@@ -86,16 +86,18 @@ class PODSMixin:
         return rewards.float().cpu()
 
     def _pods_select(self, rewards: torch.Tensor):
-        """rewards [G, n] -> kept [G, m], advantages [G, m] (unscorable rollouts get advantage 0)."""
+        """rewards [G, n] (NaN: unscorable) -> kept [G, m], kept rewards [G, m] (NaN kept), advantages [G, m].
+
+        The selection sees an unscorable rollout at its group's mean; the advantages leave it out of
+        the kept mean and std and give it 0 (group_advantages), as TRL's nanmean / nanstd do.
+        """
         m, rule, scale = self.args.pods_m, self.args.pods_rule, self.scale_rewards
-        unscorable = torch.isnan(rewards)  # [G, n]
         fill = torch.nan_to_num(torch.nanmean(rewards, dim=1, keepdim=True), nan=0.0)  # [G, 1]
-        filled = torch.where(unscorable, fill, rewards)
+        filled = torch.where(torch.isnan(rewards), fill, rewards)  # [G, n]
         generator = selection_generator(self.args.seed, self._pods_counter.round)
         kept = select(filled, m, rule, generator=generator)  # [G, m]
-        kept_rewards = filled.gather(1, kept)  # [G, m]
+        kept_rewards = rewards.gather(1, kept)  # [G, m]
         adv = group_advantages(kept_rewards, scale=scale)  # TRL's scale_rewards: group | batch | none
-        adv = adv.masked_fill(unscorable.gather(1, kept), 0.0)
         return kept, kept_rewards, adv
 
     def _pods_downsample(self, output: dict, local_rows: int) -> dict:
@@ -195,8 +197,9 @@ class PODSMixin:
     def _pods_log(self, rewards, kept, kept_rewards, local, round_):
         metrics = self._metrics["train"]
         metrics["pods/round"].append(float(round_))  # rounds so far (mean over a logged step's rounds)
-        spread = kept_rewards.std(dim=1, unbiased=False)  # [G]
-        metrics["pods/kept_reward"].append(kept_rewards.mean().item())
+        centred = kept_rewards - torch.nanmean(kept_rewards, dim=1, keepdim=True)  # [G, m], NaN: unscorable
+        spread = torch.nanmean(centred ** 2, dim=1).sqrt().nan_to_num(0.0)  # [G] population std of the scored
+        metrics["pods/kept_reward"].append(torch.nanmean(kept_rewards).nan_to_num(0.0).item())
         metrics["pods/kept_reward_std"].append(spread.mean().item())
         metrics["pods/frac_kept_zero_std"].append((spread == 0).float().mean().item())
         metrics["pods/generated_reward_std"].append(torch.nan_to_num(rewards).std(dim=1, unbiased=False).mean().item())

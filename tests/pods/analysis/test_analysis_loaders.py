@@ -118,12 +118,12 @@ def test_a_csv_setting_has_one_run_per_seed(tmp_path):
     assert runs[0].hours == pytest.approx([30 / 3600, 60 / 3600])  # eval/time in seconds -> hours
     assert runs[1].hours == pytest.approx([45 / 3600, 90 / 3600])
     assert runs[1].metric("gsm8k", "ans_acc").tolist() == [0.2, 0.6]
-    assert runs[0].steps.tolist() == [10, 20]
+    assert runs[0].meta["logged_steps"].tolist() == [10, 20]  # tracker rows, kept as logged
+    assert np.isnan(runs[0].steps).all()  # no -ga<k> and an unknown export: not decoded into optimizer steps
     mins = load_setting("h:n32", tmp_path, csv_time_unit="minutes")
     assert mins[0].hours.tolist() == [0.5, 1.0]
     with pytest.raises(ValueError, match="matches"):
         load_csv_setting(tmp_path, "h", "m32")  # ambiguous: both settings contain it
-    assert np.isnan(runs[0].steps).sum() == 0
 
 
 def test_run_dir_in_evaluate_run_format(tmp_path):

@@ -110,7 +110,7 @@ def one_step(precision):
     policy = hf.load_policy(c, precision=precision)
     params = policy.trainable_parameters()
     before = torch.cat([p.detach().float().flatten() for p in params])
-    optimizer, scheduler = build_optimizer(params, c)
+    optimizer, scheduler = build_optimizer(policy.named_trainable_parameters(), c)
     prompts = [[ord(ch) for ch in text] for text in ("12+34=", "7+8=", "100+1=")]
     completions = [[ord(ch) for ch in text] for text in ("46", "15", "101")]
     logp, mask = policy.token_logprobs(prompts, completions)

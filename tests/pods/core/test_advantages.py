@@ -81,3 +81,33 @@ def test_errors_name_the_valid_values():
         group_advantages(torch.rand(2, 2), scale="rows")
     with pytest.raises(ValueError, match="valid: sample, population"):
         group_advantages(torch.rand(2, 2), std="biased")
+
+
+def trl_advantages(rows, scale):
+    """TRL 1.15's formula (grpo_trainer.py, sum_then_normalize): nanmean, nanstd, unscorable -> 0."""
+    from trl.trainer.utils import nanstd
+
+    r = torch.tensor(rows)
+    mean = torch.nanmean(r, dim=1, keepdim=True)
+    sd = nanstd(r, dim=1, keepdim=True) if scale == "group" else nanstd(r).expand(r.shape[0], 1)
+    adv = r - mean if scale == "none" else (r - mean) / (sd + 1e-4)
+    return torch.nan_to_num(adv, nan=0.0)
+
+
+@pytest.mark.parametrize("scale", ["group", "batch", "none"])
+def test_nan_rewards_are_left_out_as_trl_leaves_them_out(scale):
+    nan = float("nan")
+    rows = [[1.0, nan, 0.0, 1.0], [nan, 0.5, 0.5, 0.0], [2.0, 0.0, 1.0, 3.0]]
+    got = group_advantages(torch.tensor(rows), scale=scale)
+    assert torch.isfinite(got).all() and got[0, 1] == 0 and got[1, 0] == 0
+    assert torch.allclose(got, trl_advantages(rows, scale), atol=1e-6)
+    if scale == "group":  # the NaN filled with the group's mean (the TRL path's old way) shrank the std
+        filled = group_advantages(torch.tensor([[1.0, 2 / 3, 0.0, 1.0]]))
+        assert got[0, 0] == pytest.approx(1 / 3 / (0.5773503 + 1e-4), rel=1e-5) and filled[0, 0] > got[0, 0] + 0.05
+
+
+def test_nan_rows_and_single_scored_rollouts_give_zero():
+    nan = float("nan")
+    adv = group_advantages(torch.tensor([[nan, nan], [1.0, nan]]))
+    assert adv.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert group_advantages(torch.tensor([[nan, 3.0]]), std="population").tolist() == [[0.0, 0.0]]

@@ -310,12 +310,15 @@ def test_the_paper_protocols_are_explicit_presets():
     paper = _compose("protocol=paper")
     assert (paper.repeats, paper.temperature, paper.max_tokens, paper.max_prompt_tokens) == (5, 0.9, 512, 512)
     assert [d["name"] for d in paper.datasets] == ["amc23", "gsm8k", "math500"]
-    assert paper.paper_grader == "paper_answer"
+    assert paper.paper_grader == "paper_answer" and paper.weights == "merged_4bit"  # merged, then NF4
     llama = _compose("protocol=paper_llama")
     assert [d["name"] for d in llama.datasets] == ["gsm8k"] and llama.paper_grader == "paper_answer_decimal"
+    assert llama.weights == "merged_4bit"
     assert _compose("protocol=paper", "repeats=2").repeats == 2  # still overridable
+    assert _compose("protocol=paper", "weights=adapter").weights == "adapter"  # the exact policy instead
     plain = _compose()
     assert plain.repeats == 1 and plain.max_tokens is None and plain.temperature is None
+    assert plain.weights == "adapter"
 
 
 @pytest.mark.parametrize("dataset, want", [("gsm8k_paper", "gsm8k"), ("gsm8k", "gsm8k"), ("arithmetic", "arithmetic")])

@@ -124,6 +124,25 @@ def test_reward_adapters_gate_and_check_like_train_py(monkeypatch):
         bad[0](completions=["a", "b"], **kw)
 
 
+def test_an_unscorable_rollout_is_left_out_of_the_kept_mean_and_std():
+    """A NaN reward (no reward function scored it) enters neither the kept mean nor the std (TRL 1.15:
+    nanmean, nanstd) and gets advantage 0."""
+    from types import SimpleNamespace
+
+    from trl.trainer.utils import nanstd
+
+    nan = float("nan")
+    rewards = torch.tensor([[1.0, nan, 0.0, 0.0], [0.0, 1.0, 1.0, 1.0]])  # [G, n]
+    fake = SimpleNamespace(args=SimpleNamespace(pods_m=4, pods_rule="max_variance", seed=0), scale_rewards="group",
+                           _pods_counter=SimpleNamespace(round=0))
+    kept, kept_rewards, adv = PODSTrainer._pods_select(fake, rewards)  # m = n: every rollout kept
+    assert torch.isnan(kept_rewards[0]).sum() == 1 and not torch.isnan(adv).any()
+    mean, sd = torch.nanmean(kept_rewards[0]), nanstd(kept_rewards[:1], dim=1)[0]  # over the scored [1, 0, 0]
+    want = torch.nan_to_num((kept_rewards[0] - mean) / (sd + 1e-4), nan=0.0)
+    assert torch.allclose(adv[0], want) and adv[0][torch.isnan(kept_rewards[0])].item() == 0.0
+    assert adv[0].max().item() == pytest.approx((2 / 3) / (1 / 3 ** 0.5 + 1e-4), rel=1e-5)  # not [1, 1/3, 0, 0]'s
+
+
 class _Recorder(PODSTrainer):
     """Records what the reward saw, what TRL logged, and every loss batch."""
 

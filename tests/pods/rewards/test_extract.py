@@ -94,16 +94,35 @@ FINAL_CASES = [
     # a later sentence without a number does not hide the stated one
     pytest.param("They meet 42 km from P. Let us check this.", "number", ("They meet 42 km from P.", "stated"),
                  id="stated-then-prose"),
-    # an unclosed inline formula is still a statement
-    pytest.param("Therefore the sum is \\(64", "number", ("Therefore the sum is \\(64", "stated"), id="unclosed-inline"),
+    # an unclosed inline formula is still a statement ...
+    pytest.param("Therefore the sum is \\(64\n</think>", "number", ("Therefore the sum is \\(64", "stated"),
+                 id="unclosed-inline"),
+    # ... but at the very end the completion broke off inside it (the number may go on): no answer
+    pytest.param("Therefore the sum is \\(64", "number", None, id="cut-inside-a-formula"),
     # "math" statements need maths; "text" ones any word
     pytest.param("Hence $(3, \\pi)$.\nDone", "math", ("Hence $(3, \\pi)$.", "stated"), id="stated-math"),
     pytest.param("Work 7.\nThe answer is B", "text", ("The answer is B", "stated"), id="stated-text"),
     # cut off while still computing: an unconcluded earlier number is no answer ...
     pytest.param("We know 4y^2 = 36.\nSince both are equal, \\( y =", "number", None, id="cut-while-computing"),
-    # ... but a concluded one is
-    pytest.param("Hence x + y = 36.\nThe answer is \\(", "number", ("Hence x + y = 36.", "stated"),
-                 id="cut-after-conclusion"),
+    # ... and so is a concluded one when the completion stops mid-sentence after it (docs/verifiers.md) ...
+    pytest.param("Hence x + y = 36.\nThe answer is \\(", "number", None, id="cut-after-conclusion"),
+    # ... but before a closing tag a concluded one counts
+    pytest.param("Hence x + y = 36.\nThe answer is \\(\n</think>", "number", ("Hence x + y = 36.", "stated"),
+                 id="closed-after-conclusion"),
+    # stops mid-sentence: the broken-off statement states nothing, so nothing said before it is final
+    pytest.param("x + y = 27 + 9 = 36\nWe need to determine which case is correct", "number", None,
+                 id="cut-mid-sentence"),
+    pytest.param("So 196 has 9 divisors.\nThe correct answer is", "number", None, id="cut-before-the-answer"),
+    pytest.param("The sum is 36.\nGiven the problem constraints", "math", None, id="cut-mid-sentence-math"),
+    # ... unless that statement states the answer (only its full stop is missing)
+    pytest.param("We found it.\nThus, 196 has 9 positive whole-number divisors", "number",
+                 ("Thus, 196 has 9 positive whole-number divisors", "stated"), id="cut-after-the-answer"),
+    # a short closing line without a full stop is no broken-off sentence
+    pytest.param("The answer is 9.\nanswer\n9", "number", ("9", "stated"), id="bare-answer-line"),
+    pytest.param("It is 18.\nDone", "number", ("It is 18.", "stated"), id="short-last-line"),
+    # a sentence before a closing tag or filler was finished, full stop or not
+    pytest.param("They meet 27 miles from City A\n</think>\n</think", "number",
+                 ("They meet 27 miles from City A", "stated"), id="closed-by-a-tag"),
     # nothing to grade
     pytest.param("", "number", None, id="empty"),
     pytest.param("I do not know.", "number", None, id="no-number"),

@@ -60,7 +60,7 @@ ISSUE_CASES = [
     pytest.param("<answer>The total is $18.</answer>", "18", 1.0, id="block-sentence"),
     # a prose answer at the end, without a block; an unclosed inline formula
     pytest.param(THINK + "The two trains meet 42 kilometres from \\(P\\).", "42", 1.0, id="prose-at-end"),
-    pytest.param(THINK + "Therefore the number of marbles is \\(64", "64", 1.0, id="unclosed-inline"),
+    pytest.param(THINK + "Therefore the number of marbles is \\(64\n</think>", "64", 1.0, id="unclosed-inline"),
     # an unfinished expression has not answered, whatever its last number is
     pytest.param(THINK + "Adding them: a + b = 40 + 24 =", "24", 0.0, id="dangling-equals"),
     pytest.param("<answer>5100 - 320 + 7 =</answer>", "7", 0.0, id="dangling-expression-in-block"),
@@ -89,6 +89,33 @@ ISSUE_CASES = [
 
 @pytest.mark.parametrize("completion, gold, expected", ISSUE_CASES)
 def test_issue_12_kinds(completion, gold, expected):
+    assert gsm8k_reward([completion], [gold]) == [expected]
+
+
+# Issue 21: a completion without an answer block or box that stops mid-sentence has stated no final answer, and
+# "x + y = 0 or x + y = 36" states two. Shapes taken from the paper's real completions (docs/verifiers.md).
+CUT = ("Now, we have $x = 27$ and $y = 9$, so:\n\\[ x + y = 27 + 9 = 36 \\]\n\n")
+ISSUE_21_CASES = [
+    pytest.param(THINK + CUT + "The answer is", "36", 0.0, id="cut-before-the-answer"),
+    pytest.param(THINK + CUT + "We need to determine which case is correct", "36", 0.0, id="cut-mid-sentence"),
+    pytest.param(THINK + CUT + "So, \\( x +", "36", 0.0, id="cut-inside-a-formula"),
+    pytest.param(THINK + "Now, we have $x = 27$ and $y = 9$, so:\n\\[ x + y = 27 + 9 = 36", "36", 0.0,
+                 id="cut-before-the-display-closes"),
+    pytest.param(THINK + "Therefore the number of marbles is \\(64", "64", 0.0, id="cut-inside-an-inline-formula"),
+    pytest.param(THINK + CUT + "Thus, the answer is 36", "36", 1.0, id="only-the-full-stop-missing"),
+    pytest.param(THINK + CUT + "So, the answer is 36.\n</think>\n</think", "36", 1.0, id="closed-by-tags"),
+    pytest.param(THINK + CUT + "The answer is\n<answer>36</answer>", "36", 1.0, id="the-block-decides"),
+    pytest.param(THINK + "9 * $2 = $18\n\n</answer>\n$18", "18", 1.0, id="money-is-no-open-formula"),
+    pytest.param("<answer>x + y = 0 or x + y = 36</answer>", "36", 0.0, id="one-side-two-values"),
+    pytest.param(THINK + "Therefore, \\( x + y = 0 \\) or \\( x + y = 36 \\).", "36", 0.0, id="two-values-stated"),
+    pytest.param("<answer>x + y = 0, x + y = 36</answer>", "36", 0.0, id="two-values-comma"),
+    pytest.param("<answer>x = 27 and y = 9, so x + y = 36</answer>", "36", 1.0, id="different-sides"),
+    pytest.param("<answer>The total = 30, so the total = 36</answer>", "36", 1.0, id="a-later-value-is-no-alternative"),
+]
+
+
+@pytest.mark.parametrize("completion, gold, expected", ISSUE_21_CASES)
+def test_issue_21_unfinished_and_undecided(completion, gold, expected):
     assert gsm8k_reward([completion], [gold]) == [expected]
 
 

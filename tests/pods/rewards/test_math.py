@@ -75,7 +75,7 @@ ISSUE_CASES = [
     pytest.param("<answer>The total is $18.</answer>", "18", 1.0, id="block-sentence"),
     # a prose answer at the end without a block; an unclosed inline formula
     pytest.param(THINK + "The two trains meet 42 kilometres from \\(P\\).", "42", 1.0, id="prose-at-end"),
-    pytest.param(THINK + "Therefore the sum is \\(64", "64", 1.0, id="unclosed-inline"),
+    pytest.param(THINK + "Therefore the sum is \\(64\n</think>", "64", 1.0, id="unclosed-inline"),
     # an unfinished expression has not answered: it is never evaluated
     pytest.param(THINK + "Adding them: a + b = 40 + 24 =", "64", 0.0, id="dangling-equals"),
     pytest.param("<answer>5100 - 320 + 7 =</answer>", "4787", 0.0, id="dangling-expression"),
@@ -107,6 +107,32 @@ ISSUE_CASES = [
 
 @pytest.mark.parametrize("completion, gold, expected", ISSUE_CASES)
 def test_issue_12_kinds(completion, gold, expected):
+    assert math_reward([completion], [gold]) == [expected]
+
+
+# Issue 21 (docs/verifiers.md): unfinished completions state no final answer; one left side given two values
+# states two. Numeric references go through the number rules, others through the formula and prose paths.
+CUT = "Now, we have $x = 27$ and $y = 9$, so:\n\\[ x + y = 27 + 9 = 36 \\]\n\n"
+ISSUE_21_CASES = [
+    pytest.param(THINK + CUT + "The answer is", "36", 0.0, id="cut-before-the-answer"),
+    pytest.param(THINK + CUT + "Given the problem constraints", "36", 0.0, id="cut-mid-sentence"),
+    pytest.param(THINK + "Since \\(\\tan\\alpha = 1\\), the acute angle is \\(45^\\", "45", 0.0, id="cut-in-a-formula"),
+    pytest.param(THINK + "The sum is \\(\\frac{14}{3}\\). Let's box the", "\\frac{14}{3}", 0.0, id="cut-fraction"),
+    pytest.param(THINK + "Hence the point is $(3, \\frac{\\pi}{2})$.\nTo verify, we convert",
+                 "(3, \\frac{\\pi}{2})", 0.0, id="cut-tuple"),
+    pytest.param(THINK + "Thus, 196 has 9 positive whole-number divisors", "9", 1.0, id="only-the-full-stop-missing"),
+    pytest.param("<answer>x + y = 0 or x + y = 36</answer>", "36", 0.0, id="one-side-two-values"),
+    pytest.param("<answer>x+y=0 \\text{ or } x+y=36</answer>", "36", 0.0, id="two-values-text-or"),
+    pytest.param(r"<answer>x = \frac{\pi}{4} \text{ or } x = \frac{\pi}{2}</answer>", r"\frac{\pi}{2}", 0.0,
+                 id="two-values-non-numeric"),
+    pytest.param(r"<answer>x = \frac{\pi}{2}</answer>", r"\frac{\pi}{2}", 1.0, id="one-value"),
+    pytest.param("<answer>x + y = 36, i.e. x + y = 36.0</answer>", "36", 1.0, id="one-value-twice"),
+    pytest.param("<answer>f(x) = x^2, x = 3</answer>", "3", 1.0, id="different-sides"),
+]
+
+
+@pytest.mark.parametrize("completion, gold, expected", ISSUE_21_CASES)
+def test_issue_21_unfinished_and_undecided(completion, gold, expected):
     assert math_reward([completion], [gold]) == [expected]
 
 

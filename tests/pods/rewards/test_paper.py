@@ -185,3 +185,27 @@ def test_hostile_completions_score_quickly(name, completion):
 def test_wrong_types_score_zero():
     for name in ("paper_answer", "paper_answer_decimal", "paper_format"):
         assert rewards.get(name)([None, 5], ["1", "1"]) == [0.0, 0.0]
+
+
+def authors_math_label(solution: str) -> str:
+    """The authors' MATH training label (utils/data.py:134-140 at 3fc107e): the text after the last
+    `\\boxed{`, up to its first `}`."""
+    return solution.rsplit("\\boxed{", 1)[-1].split("}", 1)[0].strip()
+
+
+KEPT_BY_THE_CUT = [r"\sqrt{2}", r"5\sqrt{3}", r"\sqrt[3]{2}", r"\text{Evelyn}", r"\text{(C)}", r"2^{10}", r"x^{2}",
+                   r"12", r"\pi", r"(1, \infty)"]
+LOST_BY_THE_CUT = [r"\frac{1}{2}", r"\dfrac{3}{4}", r"\frac{\sqrt{3}}{2}", r"x^{2}+1", r"6\sqrt{2}+1",
+                   r"\left( 3, \frac{\pi}{2} \right)", r"\begin{pmatrix} 1 \\ 2 \end{pmatrix}"]
+
+
+@pytest.mark.parametrize("answer", KEPT_BY_THE_CUT + LOST_BY_THE_CUT)
+def test_the_authors_math_label_cut(answer):
+    """docs/datasets.md: a cut label still matched a correct answer when nothing followed the answer's
+    first `}` (their grader drops leftover braces), and matched nothing when something did."""
+    label = authors_math_label(f"so the answer is $\\boxed{{{answer}}}$.")
+    grade = rewards.get("paper_answer")
+    for written in (answer, f"\\boxed{{{answer}}}", f"${answer}$"):
+        completion = f"<think>...</think>\n<answer>{written}</answer>"
+        assert grade([completion], [answer]) == [1.0]  # the whole label: always matched
+        assert grade([completion], [label]) == [1.0 if answer in KEPT_BY_THE_CUT else 0.0], (label, written)

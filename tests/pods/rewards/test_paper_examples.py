@@ -33,12 +33,16 @@ HAND = {
     **dict.fromkeys([181, 278, 328, 376, 579, 644], 0),
     # cut off while still comparing cases or verifying, no concluded answer: wrong ...
     **dict.fromkeys([12, 112, 419, 431, 849, 1157], 0),
-    # ... except here, where 36 had been concluded before the cut (`So, \( x +`): our miss.
-    227: 1,
+    # ... and so is every completion that stops mid-sentence (no block, no box), even after computing the
+    # reference (`So, \( x +`, `The answer is`, `To verify, we`, `... = 36 \` cut before its `\]`): it
+    # stated no final answer (docs/verifiers.md). Their last number matched.
+    **dict.fromkeys([23, 46, 100, 118, 158, 171, 180, 227, 249, 309, 337, 404, 454, 460, 480, 482, 487, 504,
+                     506, 589, 599, 624, 650, 660, 686, 706, 709, 713, 761, 777, 792, 932, 958, 1185, 1569,
+                     1590, 1594, 1595, 1599, 1642], 0),
     # GSM8K: an intermediate step in the block, a cut "For 20 chickens, ...", `3x`: wrong.
     **dict.fromkeys([923, 969, 1372], 0),
 }
-KNOWN_MISSES = {227}
+KNOWN_MISSES: set[int] = set()
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +69,7 @@ def test_hand_verdicts_hold(verdicts):
 # All 22,885 completions the authors published (scripts/paper_data.py -> paper-data/examples.jsonl.gz): only the
 # sample's rows above were read by hand, so here the disagreements are pinned by count and direction
 # (docs/verifiers.md): a verifier change that moves any of them fails and must be re-read.
-FULL = {"rows": 22_885, "only_strict_accepts": 602, "only_authors_accept": 59}
+FULL = {"rows": 22_885, "only_strict_accepts": 584, "only_authors_accept": 147}
 
 
 def test_disagreements_on_every_published_completion_are_pinned():

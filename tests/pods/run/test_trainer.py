@@ -160,6 +160,34 @@ def test_full_parameter_training_when_lora_rank_is_zero(tmp_path, monkeypatch):
     assert (run_dir / "checkpoint-1" / "policy" / "model.safetensors").is_file()
 
 
+def test_full_parameter_runs_decay_weights_but_not_biases_and_norms(tmp_path):
+    """The decay/no-decay split is HF Trainer's (get_decay_parameter_names), and a step shows it."""
+    from transformers import Trainer
+
+    from pods.backends.hf import load_policy
+
+    cfg = tiny_cfg(tmp_path, "model.lora.rank=0", "optim.weight_decay=0.5", "optim.lr=0.1")
+    policy = load_policy(cfg)
+    named = policy.named_trainable_parameters()
+    decay, no_decay = trainer.decay_groups(named, 0.5)
+    ids = lambda group: {id(p) for p in group["params"]}  # noqa: E731
+    hf_decay = set(Trainer.get_decay_parameter_names(None, policy.model))
+    assert ids(decay) == {id(p) for k, p in named if k in hf_decay}
+    assert (decay["weight_decay"], no_decay["weight_decay"]) == (0.5, 0.0)
+    exempt = sorted(k for k, p in named if id(p) in ids(no_decay))
+    assert "model.norm.weight" in exempt and any(k.endswith("q_proj.bias") for k in exempt)
+    assert any(k.endswith("input_layernorm.weight") for k in exempt)
+    assert exempt == sorted(k for k, _ in named if k not in hf_decay)
+    optimizer, _ = trainer.build_optimizer(named, cfg)
+    before = {k: p.detach().clone() for k, p in named}
+    for _, p in named:
+        p.grad = torch.zeros_like(p)  # no gradient: only decay moves a parameter
+    optimizer.step()
+    moved = {k for k, p in named if not torch.equal(p.detach(), before[k])}
+    assert moved == {k for k in before if k in hf_decay}  # weights shrink by lr * wd; biases and norms stay
+    assert trainer.decay_groups([(k, p) for k, p in named if "lora_" in k], 0.1) == []  # nothing trainable: no group
+
+
 class FakeClock:
     """Advances 1.5 s on every reading."""
 
