@@ -66,6 +66,7 @@ def test_single_gpu_paper_presets_run_what_the_authors_ran(preset):
 
 
 TRAINING_YAML = ["train.yaml", "model/*.yaml", "backend/hf.yaml", "dataset/*.yaml", "rule/*.yaml",
+                 "hydra/launcher/*.yaml",
                  *(f"experiment/{e}.yaml" for e in ("gsm8k_main", "n_scaling", "m_scaling", "rules", "math_main",
                                                     "llama_main"))]
 
