@@ -4,6 +4,8 @@
     problems = model_problems(cfg.model.name)                           # tiny, a local directory or a hub id
     check_offline(cfg.model.name)                                       # right before loading (ConfigError)
     raise load_error(cfg.model.name, err)                               # what from_pretrained's error means
+    arch = model_architecture(cfg.model)                                # for the memory estimate (memory.py)
+    line = check_memory(cfg)                                            # on a CUDA GPU, before loading
 
 Each problem is one sentence saying what to change. Nothing here imports vLLM or Unsloth:
 installed packages are looked up with importlib.util.find_spec.
@@ -15,7 +17,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from pods.backends import BACKENDS, GPU_ONLY
+from pods.backends import BACKENDS, GPU_ONLY, memory
 from pods.errors import ConfigError
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
@@ -101,3 +103,53 @@ def load_error(name: str, err: Exception) -> ConfigError:
     first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
     return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
                        "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")
+
+
+def model_architecture(model_cfg) -> memory.Architecture:
+    """The model's numbers for the memory estimate: model.architecture or model.tiny, else its config.json
+    (a local directory, or the hub: one small file); ConfigError when none of these is available."""
+    arch = memory.architecture(model_cfg)
+    if arch is not None:
+        return arch
+    from transformers import AutoConfig
+
+    try:
+        return memory.from_hf_config(AutoConfig.from_pretrained(str(model_cfg.name)))
+    except (OSError, ValueError, AttributeError) as err:
+        raise ConfigError(f"model.name {model_cfg.name}: its architecture is unknown for the memory estimate "
+                          f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); set model.architecture.* "
+                          "from its config.json (as config/model/qwen2.5-3b-instruct.yaml does), or "
+                          "check_memory=false") from err
+
+
+def uses_cuda(cfg) -> bool:
+    """Whether the run's model goes on a CUDA GPU (Unsloth always; hf and vllm per backend.device)."""
+    import torch
+
+    device = str((cfg.backend or {}).get("device", "auto"))
+    return torch.cuda.is_available() and (cfg.backend.name == "unsloth" or device == "auto" or device.startswith("cuda"))
+
+
+def check_memory(cfg) -> str | None:
+    """On a CUDA GPU, before a model loads: 'memory estimate: fits: ...'; a ConfigError with the estimate's table
+    and the settings that would fit when the run cannot fit the free memory (`check_memory=false`: a warning
+    instead). None when the run does not use a CUDA GPU."""
+    if not uses_cuda(cfg):
+        return None
+    import torch
+
+    device = str(cfg.backend.get("device", "auto"))
+    index = torch.device(device).index if device.startswith("cuda") else None
+    free, total = (b / memory.GIB for b in torch.cuda.mem_get_info(index))
+    arch, w = model_architecture(cfg.model), memory.workload(cfg)
+    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=free)
+    where = f"{torch.cuda.get_device_name(index)}, {free:.1f} of {total:.1f} GiB free"
+    if fits:
+        return f"memory estimate: {line} ({where})"
+    est = memory.estimate(arch, w, total_gib=total)
+    text = (f"the run does not fit the GPU's memory ({where}; estimate of "
+            f"{memory.describe(str(cfg.model.name), arch, w)}, docs/gpu.md):\n{est.table()}\n  generation: "
+            f"{est.generation}\n{line}")
+    if cfg.get("check_memory", True):
+        raise ConfigError(text + "\n(check_memory=false starts it anyway)")
+    return "warning: " + text

@@ -198,6 +198,16 @@ def test_output_dir_with_a_different_run_is_refused(tmp_path):
     assert f"rerun it with its own settings (they are in {run / 'config.yaml'})" in str(err.value)
 
 
+def test_a_run_saved_before_the_memory_estimate_existed_resumes(tmp_path):
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    old = OmegaConf.to_container(cfg, resolve=True)
+    del old["check_memory"], old["model"]["architecture"]  # the keys this version added
+    OmegaConf.save(OmegaConf.create(old), run / "config.yaml")
+    check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "check_memory=false"]), run)
+
+
 def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metrics(tmp_path):
     explicit = ["rl.save_final=false", "rl.save_strategy=no", "rl.max_steps=5"]
     checks.validate(compose_cfg(explicit), cuda=False)
