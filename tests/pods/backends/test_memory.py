@@ -67,24 +67,25 @@ def test_parameters_gradients_and_adamw_state_of_the_tiny_model_are_what_torch_a
     assert row(est, "optimizer (adamw)") == state  # exp_avg and exp_avg_sq in fp32
 
 
-def saved_per_token(arch_name: str, full: bool, hidden=256, layers=2) -> float:
-    """Bytes autograd saves per token in a forward under bf16 autocast (weights excluded): batch 4 minus batch 2."""
-    def saved(batch: int) -> int:
-        _, model = tiny(arch_name, hidden=hidden, layers=layers)
-        model = model if full else lora(model.to(torch.bfloat16))  # LoRA: a bf16 base, fp32 adapters
-        weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
-        found = {}
+def saved(arch_name: str, full: bool, batch: int, hidden=256, layers=2) -> int:
+    """Bytes autograd saves in a forward of `batch` x 32 tokens under bf16 autocast (the weights excluded)."""
+    _, model = tiny(arch_name, hidden=hidden, layers=layers)
+    model = model if full else lora(model.to(torch.bfloat16))  # LoRA: a bf16 base, fp32 adapters
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    found = {}
 
-        def pack(t):
-            if t.untyped_storage().data_ptr() not in weights:
-                found[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
-            return t
+    def pack(t):
+        if t.untyped_storage().data_ptr() not in weights:
+            found[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
 
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), torch.autocast("cpu", dtype=torch.bfloat16):
-            model(input_ids=torch.randint(0, 250, (batch, 32)), logits_to_keep=1)
-        return sum(found.values())
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), torch.autocast("cpu", dtype=torch.bfloat16):
+        model(input_ids=torch.randint(0, 250, (batch, 32)), logits_to_keep=1)
+    return sum(found.values())
 
-    return (saved(4) - saved(2)) / (2 * 32)
+
+def saved_per_token(arch_name: str, full: bool) -> float:
+    return (saved(arch_name, full, 4) - saved(arch_name, full, 2)) / (2 * 32)
 
 
 @pytest.mark.parametrize("arch_name", ["qwen2", "llama"])
@@ -98,6 +99,15 @@ def test_a_blocks_activations_are_the_tensors_autograd_saves(arch_name, full):
     else:  # + the final norm, - the first block's input norm: the frozen embedding's output needs no gradient
         expected = arch.layers * per_layer
     assert saved_per_token(arch_name, full) == pytest.approx(expected, rel=0.01)
+
+
+def test_without_checkpointing_the_backward_keeps_autocasts_copy_of_every_fp32_master_weight():
+    arch, _ = tiny("llama", hidden=256)
+    w = memory.Workload(lora_rank=0, compute_bytes=2, gradient_checkpointing=False, micro_batch=2,
+                        prompt_tokens=16, completion_tokens=16)
+    per_token = saved_per_token("llama", True)
+    copies = saved("llama", True, 2) - 2 * 32 * per_token  # the part that does not grow with the batch
+    assert row(memory.estimate(arch, w, total_gib=1), "weight copies") == pytest.approx(copies, rel=0.01)
 
 
 @pytest.mark.parametrize("dtype, temperature", [(torch.bfloat16, 1.0), (torch.bfloat16, 0.9), (torch.float32, 1.0),
