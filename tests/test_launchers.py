@@ -94,6 +94,22 @@ def test_a_local_sweep_runs_every_job_in_a_process_of_its_own(tmp_path):
     assert sorted(p.name for p in (tmp_path / "runs").glob("*/checkpoint-1")) == ["checkpoint-1"] * 2
 
 
+@pytest.mark.slow
+def test_a_job_whose_process_dies_is_reported_and_the_next_job_still_runs(tmp_path):
+    (tmp_path / "dies.py").write_text("import os, signal\n\n\ndef data(split):\n"
+                                      "    os.kill(os.getpid(), signal.SIGKILL)  # as the kernel's OOM killer would\n")
+    jobs = f"dataset.name={tmp_path / 'dies.py'}:data,{tmp_path / 'pids.py'}:arithmetic"
+    pid_dataset(tmp_path)
+    proc = subprocess.run([sys.executable, "train.py", "-m", *TINY, "rl.n=4", jobs, f"output_root={tmp_path / 'runs'}",
+                           f"hydra.sweep.dir={tmp_path / 'multirun'}"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "PODS_THREADS": "1"})
+    assert proc.returncode == 1, proc.stderr[-3000:]  # a job died: an unexpected error
+    died = next(line for line in proc.stderr.splitlines() if "ended without a result" in line)
+    assert died.startswith("job 0 (") and "dies.py" in died
+    assert "train.py: 1 of 2 sweep jobs failed: job 0 (" in proc.stderr
+    assert len(list((tmp_path / "runs").glob("*/checkpoint-1"))) == 1  # job 1 trained
+
+
 def fake_slurm(tmp_path: Path) -> Path:
     """sbatch runs each task of the array job's script in the background (with Slurm's variables) and records
     the script; srun runs its command with the --output / --error files; sacct knows nothing; scontrol records."""

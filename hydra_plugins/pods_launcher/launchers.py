@@ -56,15 +56,16 @@ class LocalLauncher(submitit_launcher.LocalLauncher):
         self.params["setup"] = [IGNORE_CTRL_C]
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
-        results, labels, lost = [], [], []
+        results, found, folder = [], [], str(self.params["submitit_folder"])
         for num, overrides in enumerate(job_overrides, start=initial_job_idx):
             label = job_label(num, overrides)
             try:
-                results += super().launch([overrides], num)
-                labels.append(label)
+                done = super().launch([overrides], num)
             except Exception as err:  # noqa: BLE001 - the job's process died without a result (killed, crashed)
-                lost.append(JobFailure(label, 1, f"{label} ended without a result: {str(err).strip()[-2000:]}"))
-        found = failures(results, labels, str(self.params["submitit_folder"])) + lost
+                found.append(JobFailure(label, 1, f"{label} ended without a result: {str(err).strip()[-2000:]}"))
+                continue
+            results += done
+            found += failures(done, [label], folder)
         if found:
             raise SweepFailed(found, len(job_overrides))
         return results
