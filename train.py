@@ -25,13 +25,17 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from pods.cli import HydraApp
+from pods.cli import HydraApp, sweep_job
 
 APP = HydraApp("train.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
 
 
 def resume_hint() -> str:
-    return "rerun the same command to resume: " + shlex.join(["python", *sys.argv])
+    """How to resume: this command, or in a sweep's job (its own process) the job's own command."""
+    job = sweep_job()
+    if job is None:
+        return "rerun the same command to resume: " + shlex.join(["python", *sys.argv])
+    return "rerun the sweep to resume, or this job alone: " + shlex.join(["python", "train.py", *job[1]])
 
 
 def describe(cfg: DictConfig) -> str:
@@ -86,8 +90,8 @@ def run(cfg: DictConfig) -> None:
 
 
 @hydra.main(config_path="config", config_name="train", version_base=None)
-def main(cfg: DictConfig) -> None:
-    APP.job(lambda: run(cfg), doing=describe(cfg))
+def main(cfg: DictConfig):
+    return APP.job(lambda: run(cfg), doing=describe(cfg))  # a failed sweep job hands its JobFailure back
 
 
 def cli_overrides(argv: list[str]) -> list[str]:

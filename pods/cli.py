@@ -18,14 +18,18 @@ an unexpected error (a bug or the environment), printed with its traceback and o
 saying what the program was doing (the `doing` notes: which file, which checkpoint). Hydra's own
 errors before the task starts (an override it cannot parse, an unknown config group option) keep
 Hydra's message and exit 2. In a `-m` sweep a failing job reports itself and the next job still
-runs; the sweep exits 2 (1 if a job hit an unexpected error) after listing the failed jobs.
+runs; the sweep exits 2 (1 if a job hit an unexpected error) after listing the failed jobs. Jobs run
+in this process (hydra/launcher=basic) or in their own (hydra_plugins/pods_launcher), which hand
+their `JobFailure`s back as `SweepFailed`; Ctrl-C during a sweep exits 130 with a note.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Callable
 
 from pods.errors import PodsError
@@ -104,48 +108,79 @@ def check_overrides(program: str, argv: list[str]) -> None:
         sys.exit(2)
 
 
+@dataclass(frozen=True)
+class JobFailure:
+    """A failed sweep job, as its process reported it (picklable: it travels back from a job's process)."""
+
+    label: str  # "job 1 (rl.n=4.5)"
+    code: int  # 2: a problem the user can fix; 1: an unexpected error
+    message: str  # what the job printed (its last line for an unexpected error, the traceback is in its log)
+
+
+class SweepFailed(SystemExit):
+    """Raised by a launcher whose jobs ran in other processes, after the last one: their failures."""
+
+    def __init__(self, failures: list[JobFailure], jobs: int):
+        super().__init__(1 if any(f.code == 1 for f in failures) else 2)
+        self.failures, self.jobs = failures, jobs
+
+
 class HydraApp:
     """A Hydra program's error handling; `job` runs inside the @hydra.main function, `main` around it."""
 
     def __init__(self, program: str):
         self.program = program
         self.jobs = 0
-        self.failed: list[tuple[str, int]] = []  # (job description, exit code) of failed sweep jobs
+        self.failed: list[JobFailure] = []  # failed sweep jobs that ran in this process
 
-    def job(self, task: Callable[[], object], *, doing: str = "") -> None:
-        """Run one (sweep) job; a failure exits at once in a single run, is recorded in a sweep."""
+    def job(self, task: Callable[[], object], *, doing: str = "") -> JobFailure | None:
+        """Run one (sweep) job; a failure exits at once in a single run, is recorded and returned in a sweep."""
         self.jobs += 1
-        label = _sweep_job()
+        job = sweep_job()
+        label = job_label(*job) if job else None
+        if label is not None and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # its launcher's shell ignored Ctrl-C
         try:
             task()
-            return
+            return None
         except PodsError as err:
-            report_error(self.program, err, f" in sweep {label}" if label else "")
-            code = err.exit_code
+            where = f" in sweep {label}" if label else ""
+            report_error(self.program, err, where)
+            failure = JobFailure(label or "", err.exit_code, f"{self.program}: error{where}: {err}")
         except Exception as exc:  # noqa: BLE001 - reported with its traceback
             report_unexpected(self.program, exc, doing)
-            code = 1
+            failure = JobFailure(label or "", 1, f"{self.program}: unexpected {type(exc).__name__}: {exc}")
         if label is None:
-            sys.exit(code)
-        self.failed.append((label, code))
+            sys.exit(failure.code)
+        self.failed.append(failure)
+        return failure  # a launcher running this job in its own process hands it back (hydra_plugins/pods_launcher)
 
     def main(self, hydra_main: Callable[[], object]) -> None:
         """Call the @hydra.main function; exit 2 on Hydra's own errors, summarise failed sweep jobs."""
         check_overrides(self.program, sys.argv[1:])
         try:
             hydra_main()
+            jobs, failed = self.jobs, self.failed
+        except SweepFailed as stop:  # the jobs ran in their own processes, their messages are in their logs
+            for failure in stop.failures:
+                print(failure.message, file=sys.stderr)
+            jobs, failed = stop.jobs, stop.failures
         except SystemExit as stop:
             if stop.code == 1 and self.jobs == 0:  # Hydra printed why it could not compose the config
                 sys.exit(2)
             raise
-        if self.failed:
-            names = "; ".join(label for label, _ in self.failed)
-            print(f"{self.program}: {len(self.failed)} of {self.jobs} sweep jobs failed: {names}", file=sys.stderr)
-            sys.exit(1 if any(code == 1 for _, code in self.failed) else 2)
+        except KeyboardInterrupt:  # Ctrl-C in a sweep's own process (a job handles it in its process)
+            print(f"{self.program}: interrupted; a job in progress saves its step before it stops; rerun the "
+                  "same command to resume (finished jobs have nothing left to do)", file=sys.stderr)
+            sys.exit(130)
+        if failed:
+            names = "; ".join(f.label for f in failed)
+            print(f"{self.program}: {len(failed)} of {jobs} sweep jobs failed: {names}", file=sys.stderr)
+            sys.exit(1 if any(f.code == 1 for f in failed) else 2)
 
 
-def _sweep_job() -> str | None:
-    """'job 1 (rl.n=4.5)' inside a -m sweep, None in a single run (or outside Hydra)."""
+def sweep_job() -> tuple[int, list[str]] | None:
+    """(job number, its overrides) inside a -m sweep's job, None in a single run (or outside Hydra)."""
     try:
         from hydra.core.hydra_config import HydraConfig
         from hydra.types import RunMode
@@ -155,4 +190,9 @@ def _sweep_job() -> str | None:
         return None
     if hc.mode != RunMode.MULTIRUN:
         return None
-    return f"job {hc.job.num} ({' '.join(hc.overrides.task)})"
+    return int(hc.job.num), list(hc.overrides.task)
+
+
+def job_label(num: int, overrides) -> str:
+    """'job 1 (rl.n=4.5)': a sweep job's number and its overrides."""
+    return f"job {num} ({' '.join(overrides)})"

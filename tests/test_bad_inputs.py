@@ -194,6 +194,8 @@ CASES = [
      ["model.name {d}/data: a local model is a directory holding config.json"]),
     ("model-offline-not-cached", "train.py", ["model=qwen2.5-3b-instruct", "model.name=pods-test/never-downloaded"],
      ["model.name pods-test/never-downloaded: offline (HF_HUB_OFFLINE) and not in the local cache"]),
+    ("model-architecture-miscounted", "train.py", ["model=qwen2.5-3b-instruct", "model.architecture.layers=35"],
+     ["model.architecture: these numbers give 3,008,861,696 parameters, params says 3,085,938,688"]),
     ("model-unusable-dir", "train.py", ["model=qwen2.5-3b-instruct", "model.name={d}/badmodel",
                                         "model.load_in_4bit=false"],
      ["model.name {d}/badmodel could not be loaded (ValueError:", "check the name"]),

@@ -3,7 +3,10 @@
     problems = backend_problems(cfg, cuda=torch.cuda.is_available())   # by pods.config.checks.validate
     problems = model_problems(cfg.model.name)                           # tiny, a local directory or a hub id
     check_offline(cfg.model.name)                                       # right before loading (ConfigError)
+    no_cuda_reason()                                                    # "the NVIDIA driver 535.x is too old ..."
     raise load_error(cfg.model.name, err)                               # what from_pretrained's error means
+    arch = model_architecture(cfg.model)                                # for the memory estimate (memory.py)
+    line = check_memory(cfg)                                            # on a CUDA GPU, before loading
 
 Each problem is one sentence saying what to change. Nothing here imports vLLM or Unsloth:
 installed packages are looked up with importlib.util.find_spec.
@@ -13,12 +16,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
-from pods.backends import BACKENDS, GPU_ONLY
+from pods.backends import BACKENDS, GPU_ONLY, memory
 from pods.errors import ConfigError
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
+# CUDA major version of a torch build -> the oldest Linux driver branch that runs it (NVIDIA's CUDA release notes)
+CUDA_DRIVERS = {13: 580, 12: 525, 11: 450}
 
 
 def backend_problems(cfg, *, cuda: bool) -> list[str]:
@@ -29,7 +35,7 @@ def backend_problems(cfg, *, cuda: bool) -> list[str]:
         return [f"unknown backend.name {name!r}; valid: {', '.join(BACKENDS)}"]
     problems = []
     if name in GPU_ONLY and not cuda and not (name == "vllm" and _installed("vllm")):  # a CPU vLLM runs here
-        problems.append(f"backend {name!r} needs a CUDA GPU and none is available; use backend=hf, or " + DEMO_HINT)
+        problems.append(f"backend {name!r} needs a CUDA GPU, and {no_cuda_reason()}; use backend=hf, or " + DEMO_HINT)
     budget = _int(rl.get("max_prompt_tokens")) + _int(rl.get("max_completion_tokens"))
     length_key = {"unsloth": "max_seq_length", "vllm": "max_model_len"}.get(name)
     length = backend.get(length_key) if length_key else None
@@ -50,6 +56,39 @@ def backend_problems(cfg, *, cuda: bool) -> list[str]:
                         "or set model.load_in_4bit=false (16-bit trainee and sampler), or use "
                         "backend=unsloth (4-bit model shared with its vLLM)")
     return problems
+
+
+def cuda_problem(available: bool, driver: str | None, torch_cuda: str | None) -> str | None:
+    """Why CUDA is not usable, from torch.cuda.is_available(), the NVIDIA driver's version and torch.version.cuda;
+    None when it is usable."""
+    if available:
+        return None
+    if torch_cuda is None:
+        return "this torch is a CPU-only build"
+    if driver is None:
+        return "no NVIDIA driver is loaded (no CUDA GPU here)"
+    need = CUDA_DRIVERS.get(int(torch_cuda.split(".")[0]))
+    if need is not None and int(driver.split(".")[0]) < need:
+        return (f"the NVIDIA driver {driver} is too old for this torch, a CUDA {torch_cuda} build that needs driver "
+                f"R{need} or newer: update the driver (nvidia-smi shows its version)")
+    return (f"CUDA is not usable although driver {driver} is loaded (torch's CUDA {torch_cuda}): check nvidia-smi "
+            "and CUDA_VISIBLE_DEVICES")
+
+
+def driver_version(path: Path = Path("/proc/driver/nvidia/version")) -> str | None:
+    """The loaded NVIDIA kernel driver's version ("580.65.06"), None without one."""
+    try:
+        found = re.search(r"Kernel Module\b.*?\s(\d+\.\d+(?:\.\d+)?)\s", path.read_text())
+    except OSError:
+        return None
+    return found.group(1) if found else None
+
+
+def no_cuda_reason() -> str:
+    """Why this machine has no usable CUDA GPU, in words (cuda_problem of what is here)."""
+    import torch
+
+    return cuda_problem(torch.cuda.is_available(), driver_version(), torch.version.cuda) or "none is available"
 
 
 def _installed(module: str) -> bool:
@@ -101,3 +140,53 @@ def load_error(name: str, err: Exception) -> ConfigError:
     first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
     return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
                        "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")
+
+
+def model_architecture(model_cfg) -> memory.Architecture:
+    """The model's numbers for the memory estimate: model.architecture or model.tiny, else its config.json
+    (a local directory, or the hub: one small file); ConfigError when none of these is available."""
+    arch = memory.architecture(model_cfg)
+    if arch is not None:
+        return arch
+    from transformers import AutoConfig
+
+    try:
+        return memory.from_hf_config(AutoConfig.from_pretrained(str(model_cfg.name)))
+    except (OSError, ValueError, AttributeError) as err:
+        raise ConfigError(f"model.name {model_cfg.name}: its architecture is unknown for the memory estimate "
+                          f"({type(err).__name__}: {str(err).splitlines()[0][:200]}); set model.architecture.* "
+                          "from its config.json (as config/model/qwen2.5-3b-instruct.yaml does), or "
+                          "check_memory=false") from err
+
+
+def uses_cuda(cfg) -> bool:
+    """Whether the run's model goes on a CUDA GPU (Unsloth always; hf and vllm per backend.device)."""
+    import torch
+
+    device = str((cfg.backend or {}).get("device", "auto"))
+    return torch.cuda.is_available() and (cfg.backend.name == "unsloth" or device == "auto" or device.startswith("cuda"))
+
+
+def check_memory(cfg) -> str | None:
+    """On a CUDA GPU, before a model loads: 'memory estimate: fits: ...'; a ConfigError with the estimate's table
+    and the settings that would fit when the run cannot fit the free memory (`check_memory=false`: a warning
+    instead). None when the run does not use a CUDA GPU."""
+    if not uses_cuda(cfg):
+        return None
+    import torch
+
+    device = str(cfg.backend.get("device", "auto"))
+    index = torch.device(device).index if device.startswith("cuda") else None
+    free, total = (b / memory.GIB for b in torch.cuda.mem_get_info(index))
+    arch, w = model_architecture(cfg.model), memory.workload(cfg)
+    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=free)
+    where = f"{torch.cuda.get_device_name(index)}, {free:.1f} of {total:.1f} GiB free"
+    if fits:
+        return f"memory estimate: {line} ({where})"
+    est = memory.estimate(arch, w, total_gib=total)
+    text = (f"the run does not fit the GPU's memory ({where}; estimate of "
+            f"{memory.describe(str(cfg.model.name), arch, w)}, docs/gpu.md):\n{est.table()}\n  generation: "
+            f"{est.generation}\n{line}")
+    if cfg.get("check_memory", True):
+        raise ConfigError(text + "\n(check_memory=false starts it anyway)")
+    return "warning: " + text

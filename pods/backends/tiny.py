@@ -20,6 +20,8 @@ CHAT_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 ARCHITECTURES = {"qwen2": "Qwen2ForCausalLM", "llama": "LlamaForCausalLM"}
+VOCAB = 256 + len(SPECIAL_TOKENS)  # byte_tokenizer's size
+MLP_RATIO = 2  # intermediate size = MLP_RATIO x hidden
 
 
 def byte_tokenizer():
@@ -55,7 +57,7 @@ def tiny_config(tokenizer, arch: str = "qwen2", hidden: int = 64, layers: int = 
         arch,
         vocab_size=len(tokenizer),
         hidden_size=hidden,
-        intermediate_size=2 * hidden,
+        intermediate_size=MLP_RATIO * hidden,
         num_hidden_layers=layers,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,

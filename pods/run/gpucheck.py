@@ -19,17 +19,22 @@ hand-over) and checks, in the trainer's `on_step` hook after the last step:
 It also records peak memory (CUDA: torch's peak allocation in this process, vLLM's included since
 its engine runs in-process; CPU: peak resident memory) and the mean seconds of each phase per step
 (metrics.jsonl `time/*`). `tiny=True` runs the CPU demo's warm-started tiny model instead of a hub model.
+`run_config(overrides, out_dir)` trains one step of a config (a preset at its real n, m and lengths) and
+returns the memory estimate (pods.backends.memory) next to the measured peak.
 """
 
 from __future__ import annotations
 
 import math
 import resource
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
+from pods.backends import memory as mem
 from pods.backends.base import Sampling
+from pods.backends.checks import model_architecture
 from pods.run import trainer
 from pods.run.metrics import read_metrics
 
@@ -64,11 +69,12 @@ def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int
     return run
 
 
-def compose(overrides_: list[str]):
+def compose(overrides_: list[str], *, hydra: bool = False):
+    """config/train.yaml with `overrides_` (hydra: with Hydra's own section, e.g. a preset's sweep)."""
     from hydra import compose as hydra_compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
-        return hydra_compose(config_name="train", overrides=overrides_)
+        return hydra_compose(config_name="train", overrides=overrides_, return_hydra_config=hydra)
 
 
 def fingerprint(params) -> torch.Tensor:
@@ -219,3 +225,31 @@ def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: i
             "greedy": hook.greedy, "probe": hook.probe, "tol": hook.tol,
             "peak_memory_gib": memory, "memory_kind": kind,
             "seconds": {ph: sum(r.get(f"time/{ph}", 0.0) for r in rows) / max(len(rows), 1) for ph in PHASES}}
+
+
+def run_config(overrides_: list[str], *, out_dir: Path) -> dict:
+    """One training step of config/train.yaml with `overrides_`: the memory estimate and the measured peak.
+
+    The estimate counts the limits (rl.max_prompt_tokens, rl.max_completion_tokens); `estimate_at_step_gib`
+    counts the step's longest completion instead, the fairer comparison. CUDA: torch's peak allocation
+    (vLLM's weights and KV cache included, its engine runs in this process) and reservation; CPU: peak RSS.
+    """
+    cfg = compose([*overrides_, "rl.max_steps=1", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=false",
+                   "logging.progress=false", "resume=false", f"output_root={out_dir}", "run_name=config-check",
+                   "check_memory=false"])
+    cuda = torch.cuda.is_available()
+    total = torch.cuda.mem_get_info()[1] / mem.GIB if cuda else mem.GPUS["L40S"]
+    arch, w = model_architecture(cfg.model), mem.workload(cfg)
+    est = mem.estimate(arch, w, total_gib=total)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    rows = read_metrics(trainer.train(cfg))
+    longest = int(rows[-1].get("completion_length/max", w.completion_tokens)) if rows else w.completion_tokens
+    at_step = mem.estimate(arch, replace(w, completion_tokens=max(longest, 1)), total_gib=total)
+    peak, kind = peak_memory()
+    device = torch.cuda.get_device_name() if cuda else "CPU (estimated as on an L40S; RSS is not comparable)"
+    return {"config": list(overrides_), "device": device,
+            "total_gib": total, "estimate_gib": est.total_gib, "estimate_at_step_gib": at_step.total_gib,
+            "longest_completion": longest, "table": est.table(), "generation": est.generation,
+            "measured_gib": peak, "measured_kind": kind,
+            "reserved_gib": torch.cuda.max_memory_reserved() / mem.GIB if cuda else None}

@@ -20,8 +20,8 @@ from pods.errors import ConfigError
 from pods.run.checkpoint import latest
 from pods.run.metrics import read_metrics
 
-RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation",
-                       "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
+RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation", "check_memory",
+                       "model.architecture", "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
                        "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
 
 

@@ -50,7 +50,7 @@ from omegaconf import OmegaConf
 
 from pods import backends, data, rewards
 from pods.backends.base import Sampling, sampling_seed
-from pods.backends.checks import check_offline, load_error
+from pods.backends.checks import check_memory, check_offline, load_error
 from pods.cli import doing, note
 from pods.config import algorithm, run_dir as get_run_dir
 from pods.config.checks import validate
@@ -226,6 +226,9 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     rdir = get_run_dir(cfg)
     check_run_dir(cfg, rdir)
     check_offline(cfg.model.name)  # a hub model that cannot load offline, before anything is written
+    fits = check_memory(cfg)  # on a GPU: the memory estimate; ConfigError with its table when it cannot fit
+    if fits:
+        print(fits)
     rdir.mkdir(parents=True, exist_ok=True)
     for line in ckpt.clean_stale(rdir):  # before anything else is written
         print(f"{rdir}: {line}")

@@ -76,11 +76,48 @@ def test_hydras_own_errors_exit_2_and_failed_sweep_jobs_are_summarised(capsys):
     with pytest.raises(SystemExit) as stop:
         app.main(hydra_fails)
     assert stop.value.code == 2
-    app.jobs, app.failed = 3, [("job 1 (rl.n=4.5)", 2)]
+    app.jobs, app.failed = 3, [cli.JobFailure("job 1 (rl.n=4.5)", 2, "train.py: error in sweep job 1 ...")]
     with pytest.raises(SystemExit) as stop:
         app.main(lambda: None)
     assert stop.value.code == 2
     assert "train.py: 1 of 3 sweep jobs failed: job 1 (rl.n=4.5)" in capsys.readouterr().err
+
+
+def test_failures_of_jobs_in_other_processes_are_printed_and_summarised(capsys):
+    """A launcher running jobs in their own processes raises SweepFailed with what each job printed."""
+    app = cli.HydraApp("train.py")
+    lost = [cli.JobFailure("job 0 (seed=0)", 2, "train.py: error in sweep job 0 (seed=0): bad\n  (the job's log: x)"),
+            cli.JobFailure("job 2 (seed=2)", 1, "train.py: unexpected OSError: disk")]
+
+    def sweep():
+        raise cli.SweepFailed(lost, 3)
+
+    with pytest.raises(SystemExit) as stop:
+        app.main(sweep)
+    assert stop.value.code == 1  # a job hit an unexpected error
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["train.py: error in sweep job 0 (seed=0): bad", "  (the job's log: x)",
+                                "train.py: unexpected OSError: disk",
+                                "train.py: 2 of 3 sweep jobs failed: job 0 (seed=0); job 2 (seed=2)"]
+    with pytest.raises(SystemExit) as stop:
+        app.main(lambda: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert stop.value.code == 130 and "interrupted; a job in progress saves its step" in capsys.readouterr().err
+
+
+def test_a_sweep_job_returns_its_failure_and_takes_ctrl_c_back(monkeypatch, capsys):
+    import signal
+
+    app = cli.HydraApp("train.py")
+    monkeypatch.setattr(cli, "sweep_job", lambda: (1, ["rl.n=4.5"]))
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as pods' local launcher starts a job
+    try:
+        failure = app.job(lambda: (_ for _ in ()).throw(ConfigError("rl.n must be an integer, got 4.5")))
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert failure == cli.JobFailure("job 1 (rl.n=4.5)", 2,
+                                     "train.py: error in sweep job 1 (rl.n=4.5): rl.n must be an integer, got 4.5")
+    assert app.failed == [failure] and app.job(lambda: None) is None
 
 
 def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, monkeypatch):

@@ -68,3 +68,15 @@ def test_exit_codes_and_fail_rows(tmp_path, monkeypatch, capsys):
     assert gc.main(["--tiny", "--backends", "unsloth", "--out", str(tmp_path)]) == 2  # nothing could run
     with pytest.raises(SystemExit):
         gc.main(["--tiny", "--backends", "nope", "--out", str(tmp_path)])
+
+
+@pytest.mark.slow
+def test_config_trains_one_step_and_prints_the_estimate_next_to_the_measured_peak(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--config", "model=tiny",
+                           "dataset=arithmetic", "rl.n=8", "rl.m=4", "optim.name=adamw", "rl.max_completion_tokens=4"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = json.loads((tmp_path / "config.json").read_text())
+    assert row["estimate_gib"] > 0 and row["measured_gib"] > 0 and row["longest_completion"] <= 4
+    assert "logits of the loss" in proc.stdout and "measured peak" in proc.stdout
+    assert (tmp_path / "config-check" / "metrics.jsonl").is_file()  # the one step of the real loop

@@ -75,3 +75,43 @@ def test_backend_with_only_a_name_is_checked_without_error():
     OmegaConf.set_struct(cfg, False)
     cfg.backend = {"name": "unsloth"}
     checks.validate(cfg, cuda=True)
+
+
+@pytest.mark.parametrize("available, driver, torch_cuda, expected", [
+    (True, "580.65.06", "13.0", None),
+    (False, "535.129.03", "13.0", "the NVIDIA driver 535.129.03 is too old for this torch, a CUDA 13.0 build that "
+                                  "needs driver R580 or newer: update the driver"),
+    (False, "570.86.10", "13.0", "needs driver R580 or newer"),
+    (False, "535.129.03", "12.6", "CUDA is not usable although driver 535.129.03 is loaded"),
+    (False, None, "13.0", "no NVIDIA driver is loaded (no CUDA GPU here)"),
+    (False, None, None, "this torch is a CPU-only build"),
+])
+def test_an_old_driver_is_named_instead_of_no_gpu(available, driver, torch_cuda, expected):
+    from pods.backends.checks import cuda_problem
+
+    found = cuda_problem(available, driver, torch_cuda)
+    assert found is None if expected is None else expected in found
+
+
+def test_the_driver_version_is_read_from_the_kernel_module(tmp_path):
+    from pods.backends.checks import driver_version
+
+    proprietary = tmp_path / "a"
+    proprietary.write_text("NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 18:56:32 UTC 2023\n"
+                           "GCC version:  gcc version 12.2.0\n")
+    open_module = tmp_path / "b"
+    open_module.write_text("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release Build  "
+                           "(dvs-builder@U16-I3-B13-4-3)  Mon Jul 14 2025\n")
+    assert driver_version(proprietary) == "535.129.03" and driver_version(open_module) == "580.65.06"
+    assert driver_version(tmp_path / "missing") is None
+
+
+def test_a_gpu_backend_without_cuda_says_why(monkeypatch):
+    from pods.backends import checks as backend_checks
+
+    monkeypatch.setattr(backend_checks, "driver_version", lambda: "535.129.03")
+    monkeypatch.setattr("torch.version.cuda", "13.0")
+    monkeypatch.setattr("torch.cuda.is_available", lambda: False)  # what torch says with a driver too old
+    installed(monkeypatch)  # no vLLM here
+    msg = errors(compose_cfg(["experiment=gsm8k_main"]), cuda=False)
+    assert "backend 'unsloth' needs a CUDA GPU, and the NVIDIA driver 535.129.03 is too old for this torch" in msg

@@ -133,3 +133,19 @@ def test_master_weights_take_a_small_step_as_float32_does():
     ref_delta, mixed_delta = ref_after - ref_before, mixed_after - mixed_before
     assert torch.nn.functional.cosine_similarity(ref_delta, mixed_delta, dim=0) > 0.9
     assert old < 0.25  # bf16 storage rounds most 5e-6 updates away: the bug the master weights fix
+
+
+def test_a_forward_over_fp32_master_weights_keeps_no_bf16_copy_of_them():
+    """torch.autocast caches a bf16 copy of every fp32 leaf weight until the context exits (+2 B per parameter,
+    5.75 GiB at 3B); the policy's autocast turns that cache off when its weights are fp32 masters."""
+    from torch.distributed._tools.mem_tracker import MemTracker
+
+    c = cfg("model.lora.rank=0", "model.tiny.hidden=256", "model.tiny.layers=4", "model.tiny.heads=4")
+    policy = hf.load_policy(c, precision=resolve(c.model, CUDA, full_parameter=True))  # fp32 masters, bf16 passes
+    copies = sum(p.numel() * 2 for p in policy.model.parameters())  # what a bf16 copy of every weight takes
+    tracker = MemTracker()
+    tracker.track_external(policy.model)
+    with tracker, torch.no_grad():
+        policy.token_logprobs([[5, 6, 7]], [[8, 9]])
+    peak = tracker.get_tracker_snapshot("peak")[CPU]
+    assert peak["Temp"] + peak.get("Activation", 0) < 0.25 * copies  # one layer's copy at a time, not all of them

@@ -162,17 +162,31 @@ def test_lora_update_moves_vllm_weights_exactly_like_peft(lora_backend, tmp_path
     assert gen.llm.llm_engine.list_loras() == {gen.lora_id}  # the old id was removed
 
 
+def test_the_in_memory_hand_over_writes_no_adapter_and_leaves_the_trainee_alone(lora_backend):
+    policy, gen = lora_backend
+    assert gen.lora_from_memory  # backend.lora_from_memory defaults to true
+    before = {n: p.detach().clone() for n, p in policy.model.named_parameters() if p.requires_grad}
+    gen.update_weights(policy)  # vLLM scales B in place: it must get copies
+    assert all(torch.equal(before[n], p) for n, p in policy.model.named_parameters() if p.requires_grad)
+    assert [p.name for p in gen.adapter_dirs()] == ["live"]  # the request's path: the config only
+    assert [f.name for f in (gen.adapter_root / "live").iterdir()] == ["adapter_config.json"]
+
+
 def test_adapter_files_and_ids_stay_bounded(lora_backend):
     policy, gen = lora_backend
     prompts = prompts_of(policy.tokenizer)[:1]
     ids = []
-    for _ in range(3):
-        gen.update_weights(policy)
-        gen.generate(prompts, 1, Sampling(max_tokens=2, temperature=0.0))
-        ids.append(gen.lora_id)
-        assert gen.llm.llm_engine.list_loras() == {gen.lora_id}
+    gen.lora_from_memory = False  # backend.lora_from_memory=false: through adapter files
+    try:
+        for _ in range(3):
+            gen.update_weights(policy)
+            assert gen.generate(prompts, 1, GREEDY).completion_ids == hf_greedy(policy, prompts)
+            ids.append(gen.lora_id)
+            assert gen.llm.llm_engine.list_loras() == {gen.lora_id}
+    finally:
+        gen.lora_from_memory = True
     assert ids == sorted(set(ids)) and ids[1] - ids[0] == 1
-    slots = gen.adapter_dirs()
+    slots = [p for p in gen.adapter_dirs() if p.name.startswith("slot")]
     assert len(slots) == 2 and all((s / "adapter_model.safetensors").exists() for s in slots)
     from safetensors.torch import load_file
 

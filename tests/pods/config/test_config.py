@@ -66,6 +66,7 @@ def test_single_gpu_paper_presets_run_what_the_authors_ran(preset):
 
 
 TRAINING_YAML = ["train.yaml", "model/*.yaml", "backend/hf.yaml", "dataset/*.yaml", "rule/*.yaml",
+                 "hydra/launcher/*.yaml",
                  *(f"experiment/{e}.yaml" for e in ("gsm8k_main", "n_scaling", "m_scaling", "rules", "math_main",
                                                     "llama_main"))]
 
@@ -195,6 +196,16 @@ def test_output_dir_with_a_different_run_is_refused(tmp_path):
         check_run_dir(other, run)
     assert "delete" not in str(err.value) and "choose another run_name=NAME" in str(err.value)
     assert f"rerun it with its own settings (they are in {run / 'config.yaml'})" in str(err.value)
+
+
+def test_a_run_saved_before_the_memory_estimate_existed_resumes(tmp_path):
+    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
+    run = pc.run_dir(cfg)
+    run.mkdir()
+    old = OmegaConf.to_container(cfg, resolve=True)
+    del old["check_memory"], old["model"]["architecture"]  # the keys this version added
+    OmegaConf.save(OmegaConf.create(old), run / "config.yaml")
+    check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "check_memory=false"]), run)
 
 
 def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metrics(tmp_path):

@@ -1,0 +1,118 @@
+"""Will a train.py config fit a GPU? The memory estimate, without a GPU and without downloading the model.
+
+    uv run python scripts/preflight.py --gpu L40S experiment=gsm8k_main
+    uv run python scripts/preflight.py --gpu-memory-gib 80 experiment=gsm8k_main backend=vllm model.lora.rank=0 \
+        model.load_in_4bit=false
+    uv run python scripts/preflight.py --presets --gpu L40S --gpu H100     # every preset and its sweep's jobs
+
+Prints the table of pods.backends.memory (one row per item, with how it was counted) and ends with
+"fits: X GiB of N GiB" (exit 0) or "does not fit: X GiB needed, N GiB available; try ..." (exit 3).
+A config error is one message, exit 2. The arguments after the options are train.py's overrides.
+The model's numbers come from its config/model/*.yaml (`model.architecture`), else from its
+config.json (a local directory, or the hub). train.py runs the same check on a GPU before loading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+
+from pods.backends import memory
+from pods.backends.checks import model_architecture
+from pods.cli import run_script
+from pods.config.aliases import rewrite_overrides
+from pods.config.checks import validate
+from pods.errors import ConfigError
+from pods.run.gpucheck import CONFIG_DIR, compose
+
+FITS, DOES_NOT_FIT = 0, 3
+
+
+def gpu_size(args) -> tuple[str, float]:
+    if args.gpu_memory_gib is not None:
+        return f"{args.gpu_memory_gib:g} GiB", args.gpu_memory_gib
+    name = args.gpu[0] if args.gpu else "L40S"
+    return name, memory.GPUS[name]
+
+
+def config(overrides: list[str]):
+    """The composed, checked config of train.py with `overrides` (as on a GPU machine)."""
+    groups = [p.name for p in CONFIG_DIR.iterdir() if p.is_dir()]
+    try:
+        args, notes = rewrite_overrides(overrides, groups)
+    except ValueError as err:
+        raise ConfigError(str(err)) from err
+    for note in notes:
+        print(note, file=sys.stderr)
+    try:
+        cfg = compose(args)
+    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown group option, a bad value
+        raise ConfigError(f"cannot compose the config: {str(err).splitlines()[0]}") from err
+    validate(cfg, cuda=True)
+    return cfg
+
+
+def one(overrides: list[str], gpu: str, total: float) -> int:
+    cfg = config(overrides)
+    arch, w = model_architecture(cfg.model), memory.workload(cfg)
+    est = memory.estimate(arch, w, total_gib=total)
+    print(f"memory estimate: {memory.describe(str(cfg.model.name), arch, w)}, on {gpu} ({total:.2f} GiB)")
+    print(est.table())
+    print(f"  generation: {est.generation}" + "".join(f"\n  note: {n}" for n in w.notes))
+    if str(cfg.backend.get("device", "auto")) == "cpu":
+        print("  note: backend.device=cpu: this run trains on the CPU; the table is what it would need on a GPU")
+    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=total)
+    print(line)
+    return FITS if fits else DOES_NOT_FIT
+
+
+def sweep_jobs(preset: str) -> list[list[str]]:
+    """The overrides of each job `train.py -m experiment=<preset>` runs (its hydra.sweeper.params)."""
+    params = compose([f"experiment={preset}"], hydra=True).hydra.sweeper.params or {}
+    axes = [[f"{key}={v}" for v in str(values).split(",")] for key, values in params.items()]
+    return [list(job) for job in itertools.product(*axes)] or [[]]
+
+
+def presets(gpus: list[str], extra: list[str]) -> int:
+    """One line per preset and sweep job: the estimate on each GPU."""
+    names = sorted(p.stem for p in (CONFIG_DIR / "experiment").glob("*.yaml"))
+    print("| preset | job | backend | " + " | ".join(f"{g} ({memory.GPUS[g]:.1f} GiB)" for g in gpus)
+          + " | generation |")
+    print("|---|---|---|" + "---|" * len(gpus) + "---|")
+    for name in names:
+        for job in sweep_jobs(name):
+            cfg = config([f"experiment={name}", *job, *extra])
+            arch, w = model_architecture(cfg.model), memory.workload(cfg)
+            cells = []
+            for g in gpus:
+                est = memory.estimate(arch, w, total_gib=memory.GPUS[g])
+                fits = est.total_gib <= memory.GPUS[g]
+                cells.append(f"{est.total_gib:.1f} GiB {'fits' if fits else 'DOES NOT FIT'}")
+            generation = memory.estimate(arch, w, total_gib=memory.GPUS[gpus[0]]).generation
+            print(f"| {name} | {' '.join(job) or '-'} | {w.backend} | " + " | ".join(cells) + f" | {generation} |")
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--gpu", action="append", choices=sorted(memory.GPUS),
+                      help="a GPU by name (default L40S; --presets takes several)")
+    size.add_argument("--gpu-memory-gib", type=float, default=None, help="the GPU's memory in GiB")
+    p.add_argument("--presets", action="store_true", help="every config/experiment preset and its sweep's jobs")
+    args, overrides = p.parse_known_args(argv)
+    flags = [o for o in overrides if o.startswith("-")]
+    if flags:
+        p.error(f"unknown option(s) {flags}; train.py's overrides are key=value")
+    if args.presets:
+        return presets(args.gpu or ["L40S", "H100"], overrides)
+    name, total = gpu_size(args)
+    if total <= 0:
+        p.error(f"--gpu-memory-gib must be positive, got {total}")
+    return one(overrides, name, total)
+
+
+if __name__ == "__main__":
+    sys.exit(run_script(main, program="preflight.py"))
+
