@@ -4,12 +4,10 @@
     dataset.name=rewards/countdown.py:countdown                               # a dataset function
     dataset.rewards=[{name: my_package.rewards:length_penalty, weight: 0.1}]  # installed code
 
-Contract: `def reward(completions, answers, **columns) -> list[float]` (one score per completion) and
-`def dataset(split) -> list[pods.data.Example | dict(prompt=str, answer=str, ...)]`. A file is loaded under
-a private module name (`pods_plugin_<digest of its path>`) without touching sys.path, so no `rewards.py`
-in the working directory can shadow it; a relative path is looked up in the working directory, then in
-the checkout. Everything is checked at start-up: a reward by a probe call on `PROBE` (pods.rewards.probe, the
-same check as every later call), a dataset by reading its split; the error says which check failed.
+Contract: REWARD_SIGNATURE, DATASET_SIGNATURE. A file is loaded under a private module name without touching sys.path
+(no `rewards.py` in the working directory can shadow it); a relative path is looked up in the working directory,
+then in the checkout. All is checked at start-up: a reward by a probe call on `PROBE` (pods.rewards.probe, the check
+of every later call), a dataset by reading its split; the error says which check failed. docs/workbench.md.
 """
 
 from __future__ import annotations

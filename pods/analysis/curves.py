@@ -1,21 +1,12 @@
-"""Per-setting curves: a metric (mean over repeats per run) against training time or steps, the mean
-over runs and its 95% band.
+"""Per-setting curves: a metric (mean over repeats per run) against training hours or steps, its mean and 95% band.
 
-Each run is put on one grid of x values (x = training hours, or optimizer steps), by its own x:
-- exact: when most grid points are checkpoints of more than half the runs (checkpoints every k steps;
-  the paper's 30-minute grid, a missing checkpoint left empty), the grid is the union of the runs'
-  checkpoints and every run contributes only at its own checkpoints: the values at checkpoint
-  steps are the real means of the runs that have that checkpoint;
-- interpolated: otherwise (our time-based runs, the multi-GPU CSVs; any run's own wall-clock times)
-  each run is linearly interpolated between its own checkpoints onto a common grid (the mean
-  checkpoint x when all runs have the same count, else a uniform grid from the median first to the
-  median last checkpoint), missing outside its own span.
-A step curve never borrows steps from a time grid. `Curve.n` counts the runs at each point; points
-where fewer than all runs contribute are drawn hollow (pods.analysis.figures). The band is the 95%
-t-interval of the mean over runs, clipped to the metric's range (`METRIC_BOUNDS`: accuracies [0, 1],
-lengths >= 0). A base run is every run's checkpoint at x = 0 (t = 0, step 0), also for interpolation.
+    c = setting_curve(runs, "gsm8k", "ans_acc", x="steps", base=base_run)   # base: every run's point at x = 0
+    c.x, c.mean, c.lo, c.hi, c.n        # [C] grid, mean over runs, band, runs with a value at each point
 
-Use: `c = setting_curve(runs, "gsm8k", "ans_acc", x="steps", base=base_run)`; `c.x`, `c.mean`, `c.lo`, `c.n`.
+Contract: when the checkpoints are shared (`common_grid`), the grid is their union and each run counts only at its
+own; else each run is interpolated linearly between its own checkpoints onto a common grid, missing outside its
+span. A step curve never borrows steps from a time grid. The band is the 95% t-interval of the mean over runs,
+clipped to METRIC_BOUNDS; points where `n` is below the run count are drawn hollow. docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -3,12 +3,10 @@
     w_hat = nf4_roundtrip(w)                          # quantise + dequantise, blocks of 64 (bitsandbytes' default)
     row = requant_noise(w, dw)                        # {"update_ratio", "cosine", "noise_ratio"}
 
-Contract: `nf4_roundtrip` maps each block of BLOCK consecutive values (row-major) to the nearest NF4
-code times the block's absmax, as `bitsandbytes.functional.quantize_4bit(quant_type="nf4")` followed by
-`dequantize_4bit` does without double quantization (tests/pods/analysis/test_nf4.py compares them where
-bitsandbytes is installed). `requant_noise` compares the merged checkpoint the authors evaluated,
-NF4(W + dW), with the policy that was trained, NF4(W) + dW: the update the merged model carries is
-U = NF4(W + dW) - NF4(W). scripts/nf4_requant.py prints the table of docs/evaluation.md.
+Contract: `nf4_roundtrip` maps each block of BLOCK consecutive values (row-major) to the nearest NF4 code times the
+block's absmax, as bitsandbytes' `quantize_4bit(quant_type="nf4")` then `dequantize_4bit` without double quantization
+(tests/pods/analysis/test_nf4.py compares them). `requant_noise` compares NF4(W + dW), the merged model the authors
+evaluated, with NF4(W) + dW, the trained policy, through U = NF4(W + dW) - NF4(W). Its table: docs/evaluation.md.
 """
 
 from __future__ import annotations

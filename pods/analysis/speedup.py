@@ -1,23 +1,13 @@
 """Speed-up of a method over a baseline in wall-clock time, from their setting curves.
 
-Definitions (hours on each curve's own time grid, curves clipped to max_hours):
-- peak: the highest mean value and the first time it is attained (ties: the earliest);
-- `speedup_exact` = baseline's time to its own peak / method's time to first reach that peak;
-- `speedup_99` = baseline's time to first reach 0.99 x its peak / method's time to reach that level
-  (the authors' definition);
-- grid versions use the first checkpoint at or above the level; `_interp` versions interpolate
-  linearly between the checkpoint below and the first one at or above;
-- None = not reached (also when a time is 0, e.g. a level already met by the t = 0 point);
-- bootstrap: resample runs with replacement within each setting, recompute both means and the grid
-  speed-ups; 2.5/97.5 percentiles, a resample in which the method never reaches counting as speed-up 0
-  (`never_reached_*`: the share of such resamples, so an interval starting at 0 can be read);
-  intervals are None when a setting has a single run (`baseline_runs`, `method_runs`) or n_boot is 0;
-- `baseline_peak_runs` / `method_reach_runs`: how many runs the mean curve averages at the baseline's
-  peak and at the method's first reach (fewer than all where a run has no value there: hollow points).
+    row = speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)   # dict, keys in KEYS
+    row["speedup_99"], row["ci95_99"]       # baseline's time to 0.99 x its peak / the method's, and its interval
+    ci = reach_ratio_ci(base_x, base_y, x, y)   # per-seed curves on shared checkpoints (scripts/demo_compare.py)
 
-Use: `speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)` -> dict (keys in `KEYS`);
-`reach_ratio_ci(base_x, base_y, x, y)` -> the bootstrap interval of a steps-to-the-baseline's-final ratio
-from per-seed curves on shared checkpoints (scripts/demo_compare.py).
+Contract: hours on each curve's own grid, clipped to max_hours; the peak is the highest mean and the first time it
+is attained; `speedup_exact` / `speedup_99` use the first checkpoint at or above the level, `_interp` the linear
+crossing; None = not reached (or a time of 0); the bootstrap resamples runs within each setting (not reached counts
+as 0, `never_reached_*` is their share); intervals are None with a single run or n_boot 0. docs/analysis.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Seconds per training step: from our runs' `metrics.jsonl`, or derived from the paper's checkpoints.
 
-- Our runs: `checkpoints/<run>/metrics.jsonl`, one JSON object per step with `step`,
-  `elapsed_seconds` and phase timers `time/<phase>` (seconds spent in that phase this step, e.g.
-  `time/generation`, `time/update`). Total seconds/step = last elapsed_seconds / last step (the
-  training clock the curves use); phase seconds/step = sum of that timer / number of logged steps
-  (a timer absent from a record counts 0 s, e.g. time/checkpoint). Timers named like a total
-  (`time/step*`, `time/total*`) are reported, not stacked as phases.
-- The paper's files: checkpoints are every hours_per_checkpoint of wall-clock, so seconds/step of a
-  run = its last checkpoint's hours * 3600 / its step (steps/hour = the inverse); the multi-GPU CSVs:
-  seconds at the last evaluation within the horizon / its optimizer steps, decoded from the tracker's
-  `_step` (pods.analysis.csvruns). `paper_convention_step_seconds` is the paper's own bar: tracker
-  rows / ga, which counts rows, not steps (PODS 10.5 s, GRPO-GA 22 s on the H100s; decoded: 51 s, 79 s).
+    run_step_seconds(Path("checkpoints/demo-pods"))   # {"total": 0.13, "time/generation": 0.05, ...}
+    paper_step_seconds(run, max_hours=0.5)            # training seconds at the last checkpoint / its optimizer step
 
-Use: `run_step_seconds(Path("checkpoints/demo-pods"))` -> {"total": 0.13, "time/generate": 0.05, ...}.
+Contract: our runs' total = last `elapsed_seconds` / last step (the curves' training clock); a phase `time/<phase>` =
+its sum / logged steps (absent from a record: 0 s); `time/step*`, `time/total*` are totals, not phases (`phases`).
+The multi-GPU CSVs' steps are decoded from the tracker's `_step` (pods.analysis.csvruns);
+`paper_convention_step_seconds` is the paper's own bar (rows / ga, not steps): docs/multi-gpu.md "Step time".
 """
 
 from __future__ import annotations

@@ -4,13 +4,10 @@
     generator = pods.backends.build_4bit(run_cfg, model_dir)                  # NF4 weights, the run's backend samples
     release(generator)                                                        # before the next checkpoint loads
 
-Contract: `merge_lora` returns a directory holding the merged model in `MERGE_DTYPE` (its linear
-weights are W + (alpha / r) B A) and the tokenizer; `merged_model` also covers the base model (no
-adapter) and full-parameter checkpoints (already whole models). The 4-bit load is bitsandbytes NF4 with
-double quantization, compute in the run's dtype (`pods.backends.precision.nf4_config`), the settings
-the authors' loader used; `require_bitsandbytes` refuses it with a clear message where bitsandbytes is
-missing. Every point of the authors' curves is NF4(W + dW); the adapter mode evaluates NF4(W) + dW
-(docs/evaluation.md).
+Contract: `merge_lora` returns a directory holding the merged model in `MERGE_DTYPE` (linear weights
+W + (alpha / r) B A) and the tokenizer; `merged_model` also takes the base model (no adapter) and full-parameter
+checkpoints (whole models). The 4-bit load is NF4 with double quantization (`pods.backends.precision.nf4_config`);
+`require_bitsandbytes` raises MissingExtra without bitsandbytes. NF4(W + dW), not NF4(W) + dW: docs/evaluation.md.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ from pods.errors import MissingExtra
 # evaluate-run.py's `weights`: the trained policy as it ran (checkpoint loaded into the run's policy), or the
 # authors' protocol (merged into the 16-bit base, reloaded in 4-bit NF4)
 WEIGHTS = ("adapter", "merged_4bit")
-# the authors' scripts/merge.py loads the base in float16 before merging (torch_dtype=torch.float16)
+# the authors' scripts/merge.py (3fc107e, unchanged to 187f43b) loads the base in float16 before merging
 MERGE_DTYPE = torch.float16
 
 

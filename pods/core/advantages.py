@@ -4,12 +4,9 @@
     adv = group_advantages(rewards, scale="batch")       # group mean, std over the whole batch
     adv = group_advantages(rewards, std="population")    # divide by the population std instead
 
-Computed over the m rollouts kept after down-sampling (as in the paper), not over all n.
-`scale` has TRL's `scale_rewards` meaning (group | batch | none) and the std is the sample
-(unbiased, n - 1) std by default, as in TRL 1.15 (`nanstd`), verl and the authors' code
-(`torch.std`); `std="population"` divides by n instead. A NaN reward (a rollout no reward
-function scored: TRL's "unscorable") is left out of every mean and std and gets advantage 0, as
-TRL 1.15's `nanmean` / `nanstd` leave it out.
+Computed over the m rollouts kept after down-sampling (as in the paper), not over all n. `scale` has TRL's
+`scale_rewards` meaning (group | batch | none); the std is the sample (n - 1) std by default (docs/algorithms.md).
+A NaN reward (a rollout no reward function scored) is left out of every mean and std and gets advantage 0.
 """
 
 from __future__ import annotations

@@ -5,16 +5,9 @@
     idx = keep(rewards, "pods", m=16)                # the selection alone (dynamic sampling filters on it)
     idx, adv = plan_update(rewards, "pods", m=16, kept=idx)   # the same update from that selection
 
-Every algorithm takes ONE optimizer step per training step on the rollouts `idx` (the loop
-accumulates their gradient over micro-batches; every importance ratio is 1):
-- pods: the m of n chosen by `select(rewards, m, rule)`, advantages over the kept m (the paper's
-  single-GPU trainer, trainer/maxvargrpo_trainer.py:515-533 of YixuanEvenXu/pods at 3fc107e).
-- grpo: m = n, all rollouts, advantages over all n (vanilla GRPO).
-- grpo_ga: the paper's GRPO-GA baseline: all n rollouts, advantages over all n, one optimizer
-  step with the gradient accumulated over micro-batches (open-r1/src/open_r1/grpo_trainer.py of the
-  authors' 8-GPU fork at 3fc107e). In this loop every algorithm accumulates over micro-batches of
-  rl.micro_batch_size, so grpo_ga computes exactly what grpo does; it needs m = n and names the
-  baseline in run names and metrics.
+Contract: ONE optimizer step per training step on `idx` (gradient accumulated over micro-batches, every importance
+ratio 1). pods: the m of n chosen by `select(rewards, m, rule)`, advantages over the kept m; grpo (m = n) and grpo_ga
+(m = n required; the paper's 8-GPU baseline, by name) train all n, advantages over all n. docs/algorithms.md.
 """
 
 from __future__ import annotations
@@ -33,11 +26,11 @@ def keep(rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_varianc
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     G, n = rewards.shape
-    if algorithm == "grpo_ga":
+    if algorithm == "grpo_ga":  # the paper's 8-GPU baseline: all n in one optimizer step (docs/algorithms.md)
         if m != n:
             raise ValueError(f"grpo_ga trains on all n rollouts: m={m} must equal n={n}")
         return torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
-    return select(rewards, m, rule, generator=generator)  # [G, m]
+    return select(rewards, m, rule, generator=generator)  # [G, m]; maxvargrpo_trainer.py:515-525 at 3fc107e
 
 
 def plan_update(

@@ -3,13 +3,11 @@
     batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=4)
     batch.rollouts, batch.total, batch.per_fn, batch.idx   # G groups: Rollouts, [G, n], {name: [G, n]}, [G, k]
 
-Contract: `sample_round(r) -> Round` generates and scores B new prompts (round r); `keep(total [B, n]) ->
-idx [B, k]` is the update's selection, made once per round. Without `dynamic`: one round, every group
-trained. With it, a group is informative when its KEPT rollouts differ in `metric` (FILTER_METRICS), and
-rounds run until B informative groups are found (the first B in drawing order) or `max_rounds` are spent;
-then `short` (SHORT_BATCH) decides: `partial` trains those found (none: the last round's groups), `top_up`
-adds flat ones up to B, `error` raises ShortBatchError. `stop()` is asked between rounds: True raises
-RoundsStopped. Why, and verl's names for all this: docs/workbench.md.
+Contract: `sample_round(r) -> Round` generates and scores B new prompts; `keep(total [B, n]) -> idx [B, k]` selects
+once per round. Without `dynamic`: one round, every group trained. With it, rounds run until B groups whose KEPT
+rollouts differ in `metric` (FILTER_METRICS) are found (the first B drawn) or `max_rounds` are spent; then `short`
+(SHORT_BATCH): `partial` trains those found (none: the last round's), `top_up` adds flat ones up to B, `error` raises
+ShortBatchError. `stop()` is asked between rounds (True raises RoundsStopped). Why, and verl's names: docs/workbench.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """The resumable per-run results file `eval_results.json` (the paper's layout plus our fields).
 
     results = ResultsFile(run_dir / "eval_results.json", settings)     # refuses foreign/mismatched files
-    results.add("checkpoint-100", "gsm8k", repeat, metrics, step=100, elapsed_seconds=1800.0)
+    results.add("checkpoint-100", "gsm8k", repeat, metrics, step=100, elapsed_seconds=1800.0)   # atomic (pods.io)
     results.done("checkpoint-100", "gsm8k")   # repeats stored; results.mean(entry, dataset, "ans_acc")
 
-Layout (see pods/evaluation/__init__.py for what each metric means):
-
-    {"format": "pods-eval-results/1", "settings": "{...json...}",
+    {"format": "pods-eval-results/1", "settings": "{...json...}",              # metrics: docs/evaluation.md
      "base": {"step": 0, "elapsed_seconds": 0.0, "<dataset>": {"ans_acc": [R], ...}},
      "checkpoint-<step>": {"step": int, "elapsed_seconds": float, "<dataset>": {...}},
      "examples": {"checkpoint-<step>": {"<dataset>": [{"prompt", "completion", "answer", "correct"}]}}}
-
-Every write is atomic (pods.io): an interrupted write never leaves a half-written file.
 """
 
 from __future__ import annotations

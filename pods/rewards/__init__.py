@@ -1,31 +1,13 @@
-"""Verifiable reward functions (`pods.rewards`), by name. One contract for all of them:
+"""Verifiable reward functions by name (`pods.rewards`): the REGISTRY, and `combined`, train.py's one scoring path.
 
-    fn(completions: list[str], answers: list[str], **columns) -> list[float]   # one score each
-
-`columns` are extra dataset columns (per-completion lists), ignored by functions that do not use
-them. Registered names (see each module's docstring for exactly what it accepts):
-- `gsm8k`      rewards.gsm8k        the number the final answer states == gold (rewards.numbers; 1.0 / 0.0)
-- `math`       rewards.math_answer  MATH / MATH-500 / AMC23 equivalence (exact fast path, then math-verify; 1.0 / 0.0)
-- `chemistry`  rewards.chemistry    option letter / number+unit with tolerance / formula (1.0 / 0.0)
-- `arithmetic` rewards.arithmetic   embedded task: leading digits == gold exactly (1.0 / 0.0)
-- `format`     rewards.format       strict `<think>..</think><answer>..</answer>` (1.0 / 0.0)
-- `tags`       rewards.format       0.25 per think/answer tag present exactly once
-- `openr1_accuracy`, `openr1_format`, `openr1_tags`  rewards.openr1  the authors' 8-GPU rewards
-- `paper_answer`, `paper_answer_decimal`, `paper_format`, `paper_format_score`  rewards.paper  the authors'
-               own grader (last number `\\d+` / `[\\d.,]+`), strict format flag and training format term:
-               what the paper's runs trained and were graded on, not a correct verifier
-- `strict_format` is also exported as a predicate, `strict_format(text) -> bool`, for `for_acc`.
-
-Usage:
     from pods import rewards
-    scores = rewards.get("gsm8k")(["<answer>72</answer>"], ["72"])            # [1.0]
-    reward = rewards.combined(cfg.dataset.rewards)      # e.g. [{name: paper_answer}, {name: tags, weight: 0.1,
-    total, per_function = reward(completions, answers)  #        unless: paper_answer}] -> [N], {name: [N]}
+    scores = rewards.get("gsm8k")(["<answer>72</answer>"], ["72"])                      # [1.0]
+    total, per_function = rewards.combined(cfg.dataset.rewards)(completions, answers)    # [N], {name: [N]}
 
-Contract of `combined` (the one scoring path of train.py): items {name, weight = 1, unless = null}
-(`Entry`); an item with `unless: other` scores 0 wherever `other` scores > 0; every call's output is
-checked by `scores` (one finite number per completion) and anything else is a pods.errors.RewardError
-naming the function, what it returned and what to fix; so is an exception of your own function.
+Contract: fn(completions: list[str], answers: list[str], **columns) -> list[float], one score per completion
+(`columns`: the other dataset columns, per completion). `combined` takes items {name, weight = 1, unless = null}
+(`Entry`; `unless: other` scores 0 wherever `other` scores > 0); an output that is not one finite number per
+completion (`scores`), or an exception, is a pods.errors.RewardError naming the function. docs/verifiers.md.
 """
 
 from __future__ import annotations
@@ -40,7 +22,7 @@ from pods import plugins
 from pods.errors import RewardError
 from pods.rewards.arithmetic import arithmetic_reward
 from pods.rewards.chemistry import chemistry_reward
-from pods.rewards.format import format_reward, strict_format, tags_reward
+from pods.rewards.format import format_reward, strict_format, tags_reward  # strict_format(text) -> bool: for_acc
 from pods.rewards.gsm8k import gsm8k_reward
 from pods.rewards.math_answer import math_reward
 from pods.rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
@@ -50,13 +32,16 @@ from pods.rewards.paper import (paper_answer_decimal_reward, paper_answer_reward
 RewardFn = Callable[..., list[float]]
 
 REGISTRY: dict[str, RewardFn] = {
-    "gsm8k": gsm8k_reward,
-    "math": math_reward,
-    "chemistry": chemistry_reward,
-    "arithmetic": arithmetic_reward,
-    "format": format_reward,
-    "tags": tags_reward,
+    "gsm8k": gsm8k_reward,  # the number the final answer states == the gold number (1.0 / 0.0)
+    "math": math_reward,  # MATH / MATH-500 / AMC23 equivalence: exact fast path, then math-verify (1.0 / 0.0)
+    "chemistry": chemistry_reward,  # option letter / number + unit within a tolerance / formula (1.0 / 0.0)
+    "arithmetic": arithmetic_reward,  # the embedded demo task: leading digits == gold exactly (1.0 / 0.0)
+    "format": format_reward,  # strict `<think>..</think><answer>..</answer>` (1.0 / 0.0)
+    "tags": tags_reward,  # 0.25 per think/answer tag present exactly once
+    # the authors' 8-GPU rewards (docs/multi-gpu.md)
     "openr1_accuracy": openr1_accuracy, "openr1_format": openr1_format, "openr1_tags": openr1_tags,
+    # the authors' own grader (last number \d+ / [\d.,]+), strict format flag and training format term: what the
+    # paper's runs trained and were graded on, not correct verifiers
     "paper_answer": paper_answer_reward,
     "paper_answer_decimal": paper_answer_decimal_reward,
     "paper_format": paper_format_reward,

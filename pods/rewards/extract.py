@@ -1,38 +1,13 @@
-"""What "the final answer" of a completion is: decided here, once, for every verifier.
+r"""What "the final answer" of a completion is: decided here, once, for every verifier (docs/verifiers.md).
 
-The rule (`final(text, kind)`), applied after `collapse_repetition(text)`:
-1. the last non-empty `<answer>` block (filler such as the template's `Answer here.` is empty):
-   closed, or opened and running to the end when the token limit cut it (a trailing fragment of
-   the closing tag such as `</` is ignored, and so is a missing `>` in `<answer`); a `\\boxed{}`
-   inside the block wins over the rest of the block;
-2. failing that, the last `\\boxed{...}` / `\\fbox{...}` of the text;
-3. failing that, the final stated answer: the last statement (a line, or a sentence of one) that
-   carries an answer of the wanted `kind`: `"number"` a digit, `"math"` a digit, a LaTeX command,
-   `=` or a letter inside maths, `"text"` any word. Lines that are only tags or tag fragments
-   (`</think>`, `answer`, `</`) are not statements. A completion that stops mid-sentence (it ends,
-   with no tag after it, in a statement of 3+ words without closing punctuation, or in a dangling
-   word, operator or open formula) has stated only what that last statement states: `The answer
-   is`, `We need to determine which case is correct` or `... is \\(64` state nothing, and nothing
-   said before them counts; `Thus, 196 has 9 divisors` states 9. Elsewhere, a last statement cut
-   off inside a formula (`... equal, \\( y =` before a closing tag) was still computing: an earlier
-   statement counts only if it concludes (`therefore`, `thus`, `hence`, `so`, `answer`, `final`).
-Several different boxed answers in that block (or in the line of the last box) conflict: no answer
-(`None`), as when nothing is found. Reading a number or an expression out of the answer text is the
-verifiers' part (`rewards.numbers`, `rewards.math_normalize`).
+    final("<answer>\boxed{3}</answer>", "math") == Final("3", "boxed")   # kind: "number", "math" or "text"
+    final("3 + 4 = 7. So the answer is", "number") is None               # stops mid-sentence: states nothing
 
-`collapse_repetition(text)`: a model that degenerates repeats a closing tag or a group of lines
-until the token limit. A group of up to `MAX_PERIOD` lines repeated at the end is kept once (also
-when the last copy was cut off mid-line), as are runs of one tag repeated within a line, so an
-answer stated before the loop is the last one again. Blank lines and indentation are dropped.
-
-Helpers: `answer_block(text)`, `last_boxed(text)` (nested braces matched: `\\boxed{\\frac{1}{2}}` gives
-`\\frac{1}{2}`), `last_number(text)` (the last number, commas removed), `final_answer(text)` (the
-text of `final(text, "text")`), `stops_mid_sentence(text)` (rule 3's test).
-
-Completions are untrusted model output (up to megabytes): only `str.find`/`rfind`/`split` and
-regexes without nested quantifiers, with caps on how much is looked at, so a 1 MB string or 10 000
-nested braces costs milliseconds; nothing here raises on any string (non-strings give None).
-Usage: `final("<answer>\\boxed{3}</answer>", "math") == Final("3", "boxed")`.
+Contract: `final(text, kind)`, after `collapse_repetition` (a loop of up to MAX_PERIOD lines at the end kept once),
+is the last non-empty `<answer>` block (a `\boxed{}` in it wins), else the last `\boxed{}` / `\fbox{}`, else the
+last statement carrying an answer of `kind`; None when there is none, when boxes conflict, or when the text stops
+mid-sentence (`stops_mid_sentence`) in a statement that states nothing. Never raises (non-strings give None);
+bounded time on megabyte input (`str.find` and regexes without nested quantifiers, over capped windows).
 """
 
 from __future__ import annotations
@@ -121,7 +96,9 @@ def _lines_collapsed(lines: list[str]) -> list[str]:
 
 
 def collapse_repetition(text: str) -> str:
-    """text with a degenerate loop at its end kept once (see the module docstring)."""
+    """text with a degenerate loop at its end kept once: a group of up to MAX_PERIOD lines repeated at the end
+    (also when the last copy was cut off mid-line), and runs of one tag within a line, so an answer stated before
+    the loop is the last one again. Blank lines and indentation of the collapsed part are dropped."""
     if not isinstance(text, str):
         return ""
     end = text.rstrip()
@@ -253,7 +230,7 @@ _CARRIES = {
 
 
 def final(text: str, kind: str = "text") -> Final | None:
-    """The final answer of a completion (the rule in the module docstring), or None."""
+    """The final answer of a completion (the rule in the module docstring, in full in docs/verifiers.md), or None."""
     if not isinstance(text, str):
         return None
     if kind not in _CARRIES:

@@ -1,18 +1,11 @@
 """Format rewards for the paper's output format `<think> ... </think><answer> ... </answer>`.
 
-- `strict_format(text) -> bool`: the check behind evaluation's `for_acc`. True iff, ignoring
-  surrounding whitespace, the text is exactly `<think>R</think>` then optional whitespace then
-  `<answer>A</answer>`, each of the four tags appears exactly once, and A is not blank.
-  Nothing may precede `<think>` or follow `</answer>`.
-- `format_reward` (registered as `format`): 1.0 if `strict_format`, else 0.0.
-- `tags_reward` (registered as `tags`, the paper's tag-count reward): 0.25 for each of the four
-  tags `<think>`, `</think>`, `<answer>`, `</answer>` that appears exactly once, so partial credit
-  in [0, 1] that guides a model towards the format before it gets it fully right.
-The paper's runs weighted tags 0.1 with their own format term (rewards.paper `paper_format_score`),
-both for wrong answers only (config/dataset/gsm8k_paper.yaml); `dataset=gsm8k` uses these two, ungated.
+    format_reward(["<think>x</think><answer>4</answer>"], ["4"]) == [1.0]    # registered as `format`
+    tags_reward(["<think>x</think>"], [""]) == [0.5]                          # registered as `tags`
 
-Implemented with `str.count` / `str.find` only: linear time on megabyte-long completions.
-Usage: `format_reward(["<think>x</think><answer>4</answer>"], ["4"]) == [1.0]`.
+Contract: `strict_format(text)` (evaluation's `for_acc`; `format` scores it 1.0 / 0.0) is True iff, ignoring
+surrounding whitespace, the text is `<think>R</think>`, optional whitespace, `<answer>A</answer>` with A not blank,
+each of the four TAGS once. `tags`: 0.25 per tag present exactly once, in [0, 1]. Linear time (`str.count` / `find`).
 """
 
 from __future__ import annotations

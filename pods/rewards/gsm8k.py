@@ -1,19 +1,12 @@
-"""GSM8K correctness reward: 1.0 if the number the final answer states equals the gold number, else 0.0.
+r"""GSM8K correctness reward: 1.0 if the number the final answer states equals the gold number, else 0.0.
 
-What is graded: the final answer of `rewards.extract.final(completion, "number")` (the last
-`<answer>` block, a `\\boxed{}` inside it winning; else the last `\\boxed{}`; else the last statement
-with a number, after degenerate repetition is collapsed), read by `rewards.numbers.stated_number`:
-"<answer>The total is $1,080.00 per week.</answer>" states 1080, "42 kilometres from the station."
-states 42, "... 9 * 2 = 18 dollars. Janet makes $18 every day." states 18, while an unfinished
-`5100 - 320 + 7 =`, conflicting `20 or 25`, or rambling with several numbers and no cue states
-nothing (0.0). Arithmetic is never evaluated.
-Normalisation: thousands commas, `$`, `\\$`, `%`, units and trailing words are not part of the
-number; `72.0` == `72`, `0.50` == `.5`, `3/4` == `\\frac{3}{4}` == `0.75`. Comparison is exact on
-rationals (no float tolerance), so 72.001 != 72.
-Gold answers: either a bare number ("72", "1,080") or a full GSM8K solution ending in `#### 72`
-(the part after the last `####` is used), so raw dataset rows work too.
+    gsm8k_reward(["<answer>72</answer>"], ["72"]) == [1.0]
+    gsm8k_reward(["<answer>The total is $1,080.00 per week.</answer>"], ["... #### 1080"]) == [1.0]
 
-Usage: `gsm8k_reward(["<answer>72</answer>"], ["72"]) == [1.0]`.
+Contract: the final answer of `rewards.extract.final(completion, "number")`, read by `rewards.numbers.stated_number`
+(an unfinished `5100 - 320 + 7 =`, a conflicting `20 or 25` or rambling states nothing: 0.0; arithmetic is never
+evaluated), compared exactly as rationals (`72.0` == `72`, `3/4` == `\frac{3}{4}` == `0.75`, 72.001 != 72). The
+gold: a bare number ("72", "1,080") or a full GSM8K solution (the part after its last `####`), so raw rows work too.
 """
 
 from __future__ import annotations

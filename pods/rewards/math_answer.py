@@ -1,27 +1,13 @@
-"""MATH / MATH-500 / AMC23 correctness reward: 1.0 if the final answer equals the gold answer, else 0.0.
+r"""MATH / MATH-500 / AMC23 correctness reward: 1.0 if the final answer equals the gold answer, else 0.0.
 
-Pipeline per completion (never raises, bounded time):
-1. The final answer: `rewards.extract.final` (last `<answer>` block, a `\\boxed{}` inside it winning;
-   else the last `\\boxed{}`; else the final stated answer, after degenerate repetition is
-   collapsed). None, several conflicting boxes, or one left side given two values (`x + y = 0 or
-   x + y = 36`, `x = \\frac{\\pi}{4}, x = \\frac{\\pi}{2}`): 0.0.
-2. A formula (a box, or a block or final statement without words: `\\frac{14}{3}\\`, `(3, π/2)`,
-   `x + y = 27 + 9 = 36`) is compared as a whole, fastest first: `rewards.math_normalize.normalize`
-   string equality; a dangling `=` or operator (`40 + 24 =`) is no answer; a chain `a = b = c` is
-   read at its last right side; exact values of plain numbers, fractions, tuples, intervals and
-   sets (`0.5` = `1/2`, `(1,\\frac12]`) decide without sympy; for a numeric gold an unevaluated
-   arithmetic expression (`40 + 24`) is not an answer; anything else goes to math-verify
-   (`rewards.math_symbolic.verified`, cached per (gold, answer)): `2\\sqrt2` = `\\sqrt8`.
-3. Prose (a block or final statement with words: `27 miles from City A.`, `Thus, the answer is
-   $\\frac{14}{3}$.`): for a numeric gold, the number it states (`rewards.numbers.stated_number`:
-   units, cue words, operands, unfinished and conflicting answers); a statement that states no
-   number but has maths (`is $\\sqrt{81}$`), and any prose for a non-numeric gold, goes to
-   math-verify, which reads the sentence's maths.
+    math_reward(["<answer>\boxed{\dfrac12}</answer>"], ["\frac{1}{2}"]) == [1.0]
 
-Gold answers: a bare answer (`\\frac{1}{2}`, `27`, `27.0`) or a full MATH solution; with a `\\boxed{}`
-in the gold, its (nested-brace-aware) content is used. A gold is numeric when it normalizes to a
-plain number or fraction.
-Usage: `math_reward(["<answer>\\boxed{\\dfrac12}</answer>"], ["\\frac{1}{2}"]) == [1.0]`.
+Contract (never raises, bounded time): the final answer is `rewards.extract.final(text, "math")`; none, conflicting
+boxes or one left side given two values (`two_values`) score 0.0. A formula (no words) is compared whole: `normalize`
+string equality, exact values (numbers, fractions, tuples, intervals, sets), then math-verify
+(`rewards.math_symbolic.verified`, cached); a dangling `=` or, for a numeric gold, unevaluated arithmetic is no
+answer. Prose: for a numeric gold the number it states (`rewards.numbers.stated_number`; none but maths: math-verify),
+else math-verify. The gold: a bare answer or a MATH solution (its last `\boxed{}`). docs/verifiers.md, `math`.
 """
 
 from __future__ import annotations
@@ -98,7 +84,7 @@ def two_values(text: str) -> bool:
 
 
 def _formula(pred: str, gold: str, gold_norm: str, gold_exact, limit: float) -> bool:
-    """Verdict on a formula answer (step 2 of the module docstring)."""
+    """Verdict on a formula answer (the module docstring's formula rule; docs/verifiers.md, `math`)."""
     norm = normalize(pred)
     if not norm:
         return False

@@ -1,34 +1,13 @@
 """The number a final answer states, for numeric references (GSM8K; MATH/AMC answers that are numbers).
 
-`stated_number(text) -> Stated(value, why)`, on the answer text `rewards.extract.final` found (a
-block, a box's content, or the final statement). The text is first `clean`ed: `$`/`\\(`/`\\[`
-delimiters, markdown `**`, `\\text{}` wrappers, `\\%`, degrees and spacing go; `\\frac{a}{b}` of
-plain numbers becomes `a/b`; `\\times`, `\\cdot`, `×` become `*`, `\\approx` becomes `=`. A number is
-`-1,234.5`, `.5` or `3/4`, with a unit written on or apart (`540m`, `18 dollars`; but `3x` is
-algebra, not 3). A number that is an operand (`5100 - 320`, `3 * 60`, `2^{3}`, `\\sqrt{81}`,
-`2\\sqrt{2}`, `3(x+1)`, the left side of `=`) is never an answer by itself. Then, in this order:
-1. Candidates: a number right after `=`, or right after a cue (`is`, `are`, `was`, `equals`, `has`,
-   `makes`, `costs`, `takes`, `answer:`, a `:` ... optionally followed by `approximately`, `about`,
-   `a total of` ...). The last candidate is the answer ("... 9 * 2 = 18 dollars. Janet makes $18 a
-   day" gives 18; "196 has 9 divisors" gives 9).
-2. Unfinished: an `=` after the last candidate (or anywhere, without one) with nothing after it or
-   an unevaluated expression after it (`a + b = 40 + 24 =`, `x = 5100 - 320 + 7`) means the
-   completion has not answered: never evaluated, no answer ("unfinished").
-3. Conflicting: the answer joined to a different number by `and` / `or` / `,`, with at most three
-   words between (`are 0 and 36`, `y = 0 or y = 9`, `3 blue bolts and 1 white bolt`), or to a
-   different value of the same left side (`x + y = 0 or x + y = 36`, `\\(a+b=2\\), \\(a+b=5\\)`):
-   no answer ("conflict").
-4. Without candidates, a text that begins with a number answers it ("42 kilometres from the
-   station.", "150 then the 15 boxes ..."), and a short phrase (at most MAX_PHRASE_WORDS words) with
-   one distinct number answers that ("Josh made a profit of $70,000.", "They meet 42 km from P";
-   not a number in a leading "For 20 chickens, ..." or "If ..., " clause),
-   as does the last clause of a longer sentence ("Since they met after 1.5 hours, they meet 27
-   miles from A.").
-5. Anything else (rambling that merely contains numbers, word salad) has not answered ("ambiguous"),
-   or has no number at all ("none"), or only operands ("expression").
-`value` is an exact Fraction (no float tolerance). Pure functions, linear time, never raise.
+    stated_number("The total is $18.").value == Fraction(18)
+    stated_number("x = 5100 - 320 + 7").why == "unfinished"        # arithmetic is never evaluated
 
-Usage: `stated_number("The total is $18.").value == Fraction(18)`.
+Contract: `stated_number(text) -> Stated(value, why)` reads the answer text `rewards.extract.final` found, `clean`ed:
+the last number after `=` or a cue word; else a leading number, or the one number of a short phrase
+(MAX_PHRASE_WORDS) or of a long sentence's last clause. No answer (value None) when an `=` is left unfinished, when
+the answer is joined to another (`0 and 36`, `x + y = 0 or x + y = 36`) or otherwise: why is "unfinished",
+"conflict", "ambiguous", "none" or "expression". `value` is an exact Fraction; never raises. docs/verifiers.md.
 """
 
 from __future__ import annotations
@@ -125,7 +104,9 @@ _CONNECTOR_NEXT = re.compile(
 
 
 def clean(text: str) -> str:
-    """Answer text with LaTeX and currency noise removed (see the module docstring)."""
+    r"""Answer text with LaTeX and currency noise removed: `$` / `\(` / `\[` delimiters, markdown `**`, `\text{}`
+    wrappers, `\%`, degrees and spacing go; `\frac{a}{b}` of plain numbers becomes `a/b`; `\times`, `\cdot` and
+    `×` become `*`, `\approx` becomes `=`."""
     s = text[-MAX_TEXT_CHARS:]
     if "\\" in s:
         s = s.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
@@ -240,7 +221,7 @@ def _conflicts(s: str, chosen: _Token, tokens: list[_Token], candidates: list[_T
 
 
 def stated_number(text: str) -> Stated:
-    """The number the answer text states (rules in the module docstring)."""
+    """The number the answer text states (the rules: docs/verifiers.md, `gsm8k`)."""
     if not isinstance(text, str):
         return Stated(None, "none")
     simple = _SIMPLE.fullmatch(text)

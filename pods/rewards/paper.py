@@ -2,33 +2,12 @@ r"""Paper-compatible graders: the authors' rewards and verdicts, for runs and nu
 
     paper_answer_reward(["...so the answer is 18.</think><answer>$18</answer>"], ["18"])   # [1.0]
 
-Registered rewards (each `(completions, answers, **columns) -> list[float]`), read from YixuanEvenXu/pods
-at the commits that produced the published runs (docs/algorithms.md): 3fc107e ("release": every Qwen
-run) and 0c453d2 ("llama experiments"):
-- `paper_answer`          1.0 / 0.0, last number `\d+`: the Qwen runs and the paper's main figures
-                          (utils/data.py:45-55 at 3fc107e, `correctness_reward_func` :239-242);
-- `paper_answer_decimal`  1.0 / 0.0, last number `[\d.,]+`: the Llama runs (utils/data.py:58-68 at 0c453d2);
-- `paper_format`          1.0 / 0.0, the authors' strict format flag (`format_correct`, utils/data.py:64-68
-                          at 3fc107e): optionally one space or newline, `<think>`, anything, `</think>`,
-                          optionally one space or newline, `<answer>`, anything, `</answer>`, optionally one
-                          space or newline (and, as Python's `$` allows, one final newline);
-- `paper_format_score`    in [0, 1], the authors' training format term (`format_score`, utils/data.py:57-62
-                          at 3fc107e, x 10): 1 - 0.01 per character outside the span from the first `<think>`
-                          to the last `</answer>` that their regex `<think>.*</think>[ \n]?<answer>.*</answer>`
-                          matches, floored at 0; 0 without a match. Their GSM8K runs weighted it 0.1 and gave it
-                          to wrong answers only (`unless: paper_answer`), the Llama runs 0.01 to every answer.
-A completion is correct (`answer_correct`, utils/data.py:52-55 at 3fc107e) when ANY of three strings is the
-same answer as the reference after the two string normalisations of pods/rewards/paper_normalize.py:
-1. the whole completion;
-2. the text after the last `<answer>` up to the next `</answer>`, stripped (the whole text when
-   there is no tag);
-3. the last number found by the pattern (`-1` when there is none).
-There is no symbolic equivalence (the authors switched sympy off), so these graders differ from a
-correct one: `$70,000` has last number `000` under `\d+`; `(3, π/2)` never matches
-`\left( 3, \frac{\pi}{2} \right)`; a completion cut off after several candidate numbers can be
-marked correct by its last one. The paper presets train on them so that a run reproduces the
-authors'; the strict verifiers (`gsm8k`, `math`) are the correct ones. tests/pods/rewards/test_paper.py
-checks every verdict of the authors' published completions (scripts/paper_data.py).
+Registered (each `(completions, answers, **columns) -> list[float]`): `paper_answer` / `paper_answer_decimal`, 1.0
+when ANY of the whole text, the last `<answer>` block or the last number (`\d+`: the Qwen runs and main figures;
+`[\d.,]+`: the Llama runs) equals the reference after pods/rewards/paper_normalize.py's normalisations;
+`paper_format`, the authors' strict format flag (1.0 / 0.0); `paper_format_score`, their training format term in
+[0, 1]. Not correct verifiers (no symbolic equivalence): they reproduce the authors' verdicts, checked on their
+published completions by tests/pods/rewards/test_paper.py. docs/evaluation.md, docs/algorithms.md.
 """
 
 from __future__ import annotations
@@ -37,9 +16,11 @@ import re
 
 from pods.rewards.paper_normalize import same_answer
 
+# `extract_last_integer`: utils/data.py:45-50 of YixuanEvenXu/pods at 3fc107e (Qwen), :58-63 at 0c453d2 (Llama)
 NUMBER_PATTERNS = {"paper_answer": re.compile(r"\d+"), "paper_answer_decimal": re.compile(r"[\d.,]+")}
 _THINK_ANSWER = re.compile(r"</think>[ \n]?<answer>")
-_FORMAT_ENDINGS = ("", "\n", " ", " \n", "\n\n")  # what may follow the last `</answer>`
+# what may follow the last `</answer>`: `[ \n]?`, then one final newline, as their pattern's `$` allows
+_FORMAT_ENDINGS = ("", "\n", " ", " \n", "\n\n")
 
 
 def answer_block(text: str) -> str:
@@ -56,7 +37,8 @@ def last_number(text: str, pattern: re.Pattern = NUMBER_PATTERNS["paper_answer"]
 
 
 def paper_correct(text: str, reference: str, pattern: re.Pattern = NUMBER_PATTERNS["paper_answer"]) -> bool:
-    """The authors' verdict: any of (last number, answer block, whole text) is the same answer."""
+    """The authors' verdict: any of (last number, answer block, whole text) is the same answer (`answer_correct`,
+    utils/data.py:52-55 at 3fc107e; `correctness_reward_func`, :239-242, scores it 1.0 / 0.0)."""
     if not isinstance(text, str) or not isinstance(reference, str):
         return False
     candidates = dict.fromkeys((last_number(text, pattern), answer_block(text), text))  # the block is often the text
@@ -64,7 +46,8 @@ def paper_correct(text: str, reference: str, pattern: re.Pattern = NUMBER_PATTER
 
 
 def paper_format_ok(text: str) -> bool:
-    """The authors' strict format flag, in linear time (their regex backtracks on long texts)."""
+    """The authors' strict format flag (`format_correct`, utils/data.py:64-68 at 3fc107e), in linear time (their
+    regex backtracks on long texts)."""
     if not isinstance(text, str):
         return False
     start = 0 if text.startswith("<think>") else 1 if text[:1] in (" ", "\n") and text.startswith("<think>", 1) else None
@@ -79,7 +62,8 @@ def paper_format_ok(text: str) -> bool:
 
 
 def format_score(text: str) -> float:
-    """The authors' training format term in [0, 1] (the module docstring), in linear time."""
+    """The authors' training format term (`format_score`, utils/data.py:57-62 at 3fc107e) x 10, in [0, 1]: 1 - 0.01
+    per character outside the span their regex matches, floored at 0; 0 without a match. In linear time."""
     if not isinstance(text, str):
         return 0.0
     start, end = text.find("<think>"), text.rfind("</answer>")

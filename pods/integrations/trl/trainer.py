@@ -4,8 +4,8 @@
     PODSTrainer(model=..., reward_funcs=[...], args=PODSConfig(...), train_dataset=ds).train()
 
 Only TRL's extension points are used: `_calculate_rewards` (to read the rewards TRL gathered
-over all processes) and `_generate_and_score_completions` (to down-sample its output). See
-pods/integrations/trl/__init__.py for the batch bookkeeping.
+over all processes) and `_generate_and_score_completions` (to down-sample its output). The batch
+bookkeeping: docs/multi-gpu.md.
 """
 
 from __future__ import annotations
