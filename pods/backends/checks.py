@@ -2,14 +2,12 @@
 
     problems = backend_problems(cfg, cuda=torch.cuda.is_available())   # by pods.config.checks.validate
     problems = model_problems(cfg.model.name)                           # tiny, a local directory or a hub id
-    check_offline(cfg.model.name)                                       # right before loading (ConfigError)
-    no_cuda_reason()                                                    # "the NVIDIA driver 535.x is too old ..."
-    raise load_error(cfg.model.name, err)                               # what from_pretrained's error means
+    check_offline(cfg.model.name); line = check_memory(cfg)             # right before loading (ConfigError)
+    no_cuda_reason(); raise load_error(cfg.model.name, err)             # "the NVIDIA driver 535.x is too old ..."
     arch = model_architecture(cfg.model)                                # for the memory estimate (memory.py)
-    line = check_memory(cfg)                                            # on a CUDA GPU, before loading
 
-Each problem is one sentence saying what to change. Nothing here imports vLLM or Unsloth:
-installed packages are looked up with importlib.util.find_spec.
+Each problem is one sentence saying what to change. Nothing here imports vLLM or Unsloth (importlib.util.find_spec);
+`load_error` says what from_pretrained's error means, `check_memory` runs on a CUDA GPU only.
 """
 
 from __future__ import annotations

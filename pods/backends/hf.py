@@ -1,21 +1,13 @@
 """transformers + PEFT backend: `HFPolicy` (training, log-probs, save/load) and `HFGenerator`.
 
     policy, generator = pods.backends.hf.build(cfg)      # cfg: the run config (model, backend, rl)
-    rollouts = generator.generate(prompt_ids, n=16, sampling=Sampling(max_tokens=32))
-    logp, mask = policy.token_logprobs(prompts, completions)             # [B, T], with grad
-    ref, _ = policy.token_logprobs(prompts, completions, reference=True)  # adapter disabled
-    policy = load_policy(cfg, weights="checkpoints/<run>/checkpoint-40/policy")  # for evaluation
-    policy = load_checkpoint_policy("checkpoints/<run>/checkpoint-40")  # reads the run's config.yaml
+    logp, mask = policy.token_logprobs(prompts, completions)  # [B, T], with grad; reference=True: adapter disabled
+    policy = load_checkpoint_policy("checkpoints/<run>/checkpoint-40")  # or load_policy(cfg, weights=<its policy/>)
 
-Reusable by other backends (vLLM / Unsloth train with `HFPolicy` and only replace the generator):
-`load_tokenizer(model_cfg)`, `load_base_model(model_cfg, tokenizer, device)`, `load_policy(cfg)`.
-Model sources (`cfg.model.name`): "tiny" builds a random tiny model and byte tokenizer in code
-(pods.backends.tiny, sizes from `cfg.model.tiny`); otherwise a local model directory or hub name.
-LoRA via PEFT when `cfg.model.lora.rank > 0` (the base weights stay frozen; `policy/` holds only
-the adapter), full-parameter training when rank is 0 (`policy/` holds the whole model).
-4-bit loading (bitsandbytes) is applied only on a CUDA device.
-Dtypes (storage and autocast) come from one `pods.backends.precision.Precision` per policy:
-`policy.autocast()` wraps every forward pass (log-probs and `HFGenerator` sampling).
+`cfg.model.name`: "tiny" (built in code by pods.backends.tiny, sizes from `cfg.model.tiny`), a local directory or a
+hub id. `model.lora.rank > 0`: a PEFT LoRA on a frozen base (`policy/` holds the adapter); 0: all weights train
+(`policy/` holds the model). 4-bit loading on CUDA only. vLLM / Unsloth reuse `HFPolicy`, `load_tokenizer`,
+`load_base_model`, `load_policy`; every forward pass runs in `policy.autocast()` (pods.backends.precision).
 """
 
 from __future__ import annotations

@@ -5,11 +5,9 @@
     print(est.table()); est.total_gib               # one row per item, each with how it was counted
     knobs(arch, workload(cfg), total_gib=44.99, available_gib=44.99)   # settings that would make it fit
 
-Contract: pure arithmetic over the model's architecture and the run's settings (no torch, no GPU):
-weights by dtype / NF4, LoRA or fp32 master weights, gradients, optimizer state, activations of one
-micro-batch with or without gradient checkpointing, the loss's logits over the vocabulary, the
-reference copy, and the generator's share (vLLM / Unsloth: `gpu_memory_utilization` of the card;
-hf: the KV cache of `model.generate`). Counts and their sources: docs/gpu.md "Memory".
+Pure arithmetic (no torch, no GPU): weights (by dtype, NF4), LoRA or fp32 masters, gradients, optimizer state, one
+micro-batch's activations (gradient checkpointing or not), the loss's logits, the reference copy and the generator
+(vLLM / Unsloth: `gpu_memory_utilization` of the card; hf: `model.generate`'s KV cache). docs/gpu.md "Memory".
 """
 
 from __future__ import annotations

@@ -5,21 +5,9 @@
     with prec.autocast(device):                               # every forward pass of the policy
         logits = model(...).logits
 
-The rules (torch AMP's mixed-precision recipe, as TRL's and Unsloth's trainers run under it):
-- CPU: float32 throughout; `model.dtype` does not apply (CPU bf16 autocast is slow and buys nothing
-  for the tiny models run there).
-- CUDA: forward passes (so their backward passes too) compute in `model.dtype` under
-  `torch.autocast` (bfloat16 by default; "auto" is the checkpoint's `config.dtype`). Storage:
-  - full-parameter training (`model.lora.rank: 0`): the weights are float32 "master weights". In
-    bf16 (8 significant bits) an update smaller than ~1/256 of a weight rounds away: at lr 5e-6
-    about 92 % of a model's weights would never move (tests/pods/backends/test_precision.py).
-  - LoRA: the frozen base is stored in the compute dtype (half the memory of float32); PEFT keeps
-    the adapter weights in float32 (`get_peft_model(autocast_adapter_dtype=True)`, its default).
-  - 4-bit (`model.load_in_4bit`, bitsandbytes NF4): the quantized linear layers dequantize to the
-    compute dtype, and the other frozen weights stay in it. Unlike
-    `peft.prepare_model_for_kbit_training`, nothing is upcast to float32 (TRL's own
-    `trl/experimental/utils.py::prepare_model_for_kbit_training` does not upcast either).
-- The frozen reference copy of a full-parameter policy (rl.beta > 0) is stored in the compute dtype.
+CPU: float32 throughout. CUDA: passes compute in `model.dtype` under torch.autocast ("auto": the checkpoint's
+`config.dtype`). Stored in float32: a full-parameter run's master weights and PEFT's adapter; in the compute dtype:
+a LoRA's frozen base, a 4-bit base's non-NF4 weights (nothing upcast) and the reference copy. docs/gpu.md "Dtypes".
 """
 
 from __future__ import annotations

