@@ -1,26 +1,13 @@
 """The first-contact check behind scripts/gpu_check.py: one backend variant, a few real training steps.
 
-    result = pods.run.gpucheck.run_variant("vllm", tiny=False, model="Qwen/Qwen2.5-0.5B-Instruct",
-                                       out_dir=Path("checkpoints/gpu-check"), steps=3)
-    result["ok"], result["reasons"]          # PASS / FAIL and why
+    r = run_variant("vllm", tiny=False, model="Qwen/Qwen2.5-0.5B-Instruct", out_dir=Path("checkpoints/gpu-check"))
+    r["ok"], r["reasons"]              # PASS / FAIL and why; also loss, moved, greedy, probe, peak_memory_gib, seconds
+    run_config(["experiment=gsm8k_main"], out_dir=Path("checkpoints/gpu-check"))   # estimate vs measured peak
 
-A variant (`VARIANTS`) is a backend with LoRA or full-parameter training. `run_variant` composes
-config/train.yaml for it, runs `pods.run.trainer.train` for `steps` steps (the real loop, backend and
-hand-over) and checks, in the trainer's `on_step` hook after the last step:
-- the loss and gradient norm are finite, some step had a gradient, and the trainable weights moved
-  (a float64 sum and abs-sum per tensor, compared between the first and the last step);
-- greedy agreement: the generator's greedy completions of a few training prompts, teacher-forced
-  through the trainee, are the trainee's own greedy choice at every token (`greedy_agreement`);
-  a differing token counts only if the trainee prefers its own by more than `tol` nats (numerical
-  near-ties of bf16 kernels are not failures; fp32 uses a tolerance of 1e-3);
-- the hand-over is decisive (`probe_handover`): the trainee's weights are perturbed until its greedy
-  output differs from what the generator serves, handed over with `generator.update_weights`, and the
-  generator must then agree with the perturbed trainee (a generator serving stale weights cannot).
-It also records peak memory (CUDA: torch's peak allocation in this process, vLLM's included since
-its engine runs in-process; CPU: peak resident memory) and the mean seconds of each phase per step
-(metrics.jsonl `time/*`). `tiny=True` runs the CPU demo's warm-started tiny model instead of a hub model.
-`run_config(overrides, out_dir)` trains one step of a config (a preset at its real n, m and lengths) and
-returns the memory estimate (pods.backends.memory) next to the measured peak.
+`run_variant` trains a variant (`VARIANTS`: a backend, LoRA or full) for `steps` steps of `pods.run.trainer.train`,
+then checks: finite loss and gradient, trainable weights moved, the generator's greedy output is the trainee's
+(`greedy_agreement`, near-ties within `tol` nats forgiven), also after a hand-over of perturbed weights
+(`probe_handover`). `tiny=True`: the CPU demo's warm-started tiny model. The checks: docs/gpu.md "First contact".
 """
 
 from __future__ import annotations
