@@ -15,10 +15,12 @@ one message and exit code 2 (docs/configuration.md).
 
 from __future__ import annotations
 
-import hydra
-from omegaconf import DictConfig, OmegaConf
+from pods.cli import HydraApp, quiet_openmp, set_cpu_threads
 
-from pods.cli import HydraApp
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
 APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing
 
@@ -26,6 +28,7 @@ APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceb
 def run(cfg: DictConfig) -> None:
     from pods.evaluation import evaluate_run
 
+    set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
     results = evaluate_run(OmegaConf.select(cfg, "run_dir", throw_on_missing=False), cfg)  # checks every setting and the run directory before a model loads
     for entry in results.entries():
         data = results.data[entry]

@@ -22,10 +22,12 @@ import signal
 import sys
 from pathlib import Path
 
-import hydra
-from omegaconf import DictConfig
+from pods.cli import HydraApp, quiet_openmp
 
-from pods.cli import HydraApp
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
 
 APP = HydraApp("train.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
 
@@ -46,18 +48,12 @@ def describe(cfg: DictConfig) -> str:
 
 def run(cfg: DictConfig) -> None:
     """Train; our own errors (pods.errors.PodsError) reach APP.job, signals and failed writes exit here."""
-    import torch
-
-    from pods.errors import ConfigError
+    from pods.cli import set_cpu_threads
     from pods.run.guard import Interrupted
     from pods.io import WriteError
     from pods.run.trainer import train
 
-    threads = os.environ.get("PODS_THREADS")
-    if threads is not None:
-        if not threads.isdigit() or int(threads) < 1:
-            raise ConfigError(f"PODS_THREADS={threads!r}: must be a positive integer (torch threads), or unset")
-        torch.set_num_threads(int(threads))
+    set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
     try:
         run_dir = train(cfg)
     except Interrupted as stop:

@@ -12,6 +12,9 @@
 
     with pods.cli.doing(f"loading {checkpoint}"): ...     # library code: what an unexpected error interrupted
 
+    pods.cli.quiet_openmp()       # first thing in an entry point, before torch loads (see CPU threads below)
+    pods.cli.set_cpu_threads()    # torch's CPU threads: PODS_THREADS, else one per core if they sleep, else 1
+
 Exit codes: 0 done; 2 a problem the user can fix (`pods.errors.PodsError`: a setting, a data or
 results file, a run directory), printed as `<program>: error: <message>` without a traceback; 1
 an unexpected error (a bug or the environment), printed with its traceback and one more line
@@ -19,18 +22,27 @@ saying what the program was doing (the `doing` notes: which file, which checkpoi
 errors before the task starts (an override it cannot parse, an unknown config group option) keep
 Hydra's message and exit 2. In a `-m` sweep a failing job reports itself and the next job still
 runs; the sweep exits 2 (1 if a job hit an unexpected error) after listing the failed jobs.
+
+CPU threads: torch's OpenMP threads busy-wait (spin) between parallel regions, so beside one other
+busy process on 2 cores a demo step with 2 spinning threads took 10-30x longer than with sleeping
+ones (docs/development.md). The entry points call `quiet_openmp()` before torch loads (idle threads
+sleep: OMP_WAIT_POLICY=PASSIVE unless set), then `set_cpu_threads()`: PODS_THREADS=N when set, else
+torch's default (one per core) with sleeping threads, else 1 thread (torch loaded before that, or
+OMP_WAIT_POLICY set to something else: threads that spin are safe only alone).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from contextlib import contextmanager
 from typing import Callable
 
-from pods.errors import PodsError
+from pods.errors import ConfigError, PodsError
 
 NOTE = "pods: while "  # prefix of the notes `doing` adds to an unexpected exception
+THREADS_ENV = "PODS_THREADS"  # torch CPU threads, overriding the choice of `cpu_threads`
 
 
 @contextmanager
@@ -81,6 +93,35 @@ def run_script(main: Callable, argv: list[str] | None = None, *, program: str) -
         report_unexpected(program, exc, "running " + " ".join([program, *(sys.argv[1:] if argv is None else argv)]))
         return 1
     return 0 if code is None else int(code)
+
+
+def quiet_openmp(environ=os.environ) -> None:
+    """Idle OpenMP threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE unless set). OpenMP reads
+    it once, when torch loads: after that it is left alone, so the environment says what torch uses."""
+    if "torch" not in sys.modules:
+        environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def cpu_threads(environ=os.environ) -> int | None:
+    """torch's CPU thread count: PODS_THREADS (a positive integer, else ConfigError); else None (torch's
+    default, one per core) when idle threads sleep (OMP_WAIT_POLICY=PASSIVE); else 1."""
+    text = environ.get(THREADS_ENV)
+    if text is None:
+        return None if environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE" else 1
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ConfigError(f"{THREADS_ENV}={text!r}: must be a positive integer (torch CPU threads), or unset for "
+                          "the default (docs/development.md)")
+    return int(text)
+
+
+def set_cpu_threads(environ=os.environ) -> int:
+    """Apply `cpu_threads(environ)` to torch; returns the thread count torch now uses."""
+    import torch
+
+    threads = cpu_threads(environ)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
 
 
 def check_overrides(program: str, argv: list[str]) -> None:

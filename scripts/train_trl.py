@@ -26,7 +26,11 @@ import os
 import sys
 from pathlib import Path
 
-import torch
+from pods.cli import quiet_openmp
+
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
@@ -227,9 +231,13 @@ def main(argv: list[str] | None = None):
 
 def cli(argv: list[str] | None = None) -> int:
     """`main` for the command line: a preset or data problem is one message and exit code 2 (pods.cli)."""
-    from pods.cli import run_script
+    from pods.cli import run_script, set_cpu_threads
 
-    return run_script(lambda args: main(args) and None, argv, program="train_trl.py")
+    def run(args):
+        set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
+        main(args)
+
+    return run_script(run, argv, program="train_trl.py")
 
 
 if __name__ == "__main__":

@@ -160,8 +160,11 @@ def ensure_warmstart(cfg, log=print) -> Path:
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(int(os.environ.get("PODS_THREADS", "1")))
     from omegaconf import OmegaConf
+
+    from pods.cli import set_cpu_threads
+
+    set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
 
     cfg = OmegaConf.to_container(OmegaConf.from_dotlist(sys.argv[1:]))  # key=value, typed as YAML
     path = ensure_warmstart(cfg)
