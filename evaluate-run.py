@@ -10,7 +10,8 @@ Reports two accuracies: `ans_acc` by this suite's strict verifiers and `paper_an
 authors' own grader (`paper_grader=paper_answer|paper_answer_decimal|null`), the one to put next
 to the paper's numbers (docs/evaluation.md).
 Every setting, the run directory and the datasets are checked before a model loads; a problem is
-one message and exit code 2 (docs/configuration.md).
+one message and exit code 2 (docs/configuration.md), as is a results file another evaluation is writing
+(it names that process). A run without a complete checkpoint is said so, and only its base model evaluated.
 """
 
 from __future__ import annotations
