@@ -12,8 +12,9 @@ key is refused with the closest one ("did you mean rl.n?"). Every setting and da
 before a model loads (docs/configuration.md). Exit codes (docs/long-runs.md): 0 done, or stopped by
 Ctrl-C (SIGINT) after checkpointing the step in progress; 143 stopped by SIGTERM after checkpointing
 (a scheduler may requeue it); 2 a problem to fix, one message: a setting or data file, a failed write
-("no space left on device: <path>"), non-finite steps, or no intact checkpoint; 130 / 143 a second
-signal (exit at once); 1 an unexpected error (its traceback, and what the program was doing).
+("no space left on device: <path>"), non-finite steps, no intact checkpoint, or the run directory in
+use by another process; 130 / 143 a second signal (exit at once), or a signal during the final held-out
+evaluation (training saved); 1 an unexpected error (its traceback, and what the program was doing).
 """
 
 import os
@@ -32,8 +33,40 @@ from omegaconf import DictConfig  # noqa: E402
 APP = HydraApp("train.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
 
 
+def command() -> str:
+    """The command line that started this program, as the user would type it again (`uv run` kept)."""
+    launcher = ["uv", "run"] if os.environ.get("UV_RUN_RECURSION_DEPTH") else []  # set by `uv run` for its child
+    return shlex.join([*launcher, "python", *sys.argv])
+
+
 def resume_hint() -> str:
-    return "rerun the same command to resume: " + shlex.join(["python", *sys.argv])
+    return "rerun the same command to resume: " + command()
+
+
+class Stop(Exception):
+    """SIGTERM during the final evaluation (raised by its handler)."""
+
+
+def _raise_stop(signum, frame):
+    raise Stop(signum)
+
+
+def final_evaluation(run_dir: Path) -> None:
+    """The held-out before/after line; SIGTERM or Ctrl-C stop it with a message saying the training is saved."""
+    from pods.evaluation.heldout import final_heldout
+
+    previous = signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        final_heldout(run_dir)
+    except (Stop, KeyboardInterrupt) as stop:
+        signum = signal.SIGTERM if isinstance(stop, Stop) else signal.SIGINT
+        signal.signal(signum, signal.SIG_IGN)  # a second copy of the signal must not cut the message short
+        print(f"stopped by {signal.Signals(signum).name} during the final evaluation; the training itself is "
+              f"complete and saved in {run_dir}. Rerunning the same command trains nothing more and only "
+              f"evaluates what is missing: {command()}", file=sys.stderr)
+        sys.exit(128 + signum)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def describe(cfg: DictConfig) -> str:
@@ -70,15 +103,8 @@ def run(cfg: DictConfig) -> None:
               file=sys.stderr)
         sys.exit(130)
     print(f"run directory: {run_dir}")
-    if cfg.get("evaluation"):  # held-out accuracy of the final checkpoint (the CPU demo sets this)
-        from pods.evaluation.heldout import final_heldout
-
-        try:
-            final_heldout(run_dir)
-        except KeyboardInterrupt:
-            print("interrupted during the final evaluation; the training itself is complete and saved",
-                  file=sys.stderr)
-            sys.exit(130)
+    if cfg.get("evaluation"):  # held-out accuracy before and after RL (the CPU demo sets this)
+        final_evaluation(run_dir)
 
 
 @hydra.main(config_path="config", config_name="train", version_base=None)
