@@ -5,7 +5,7 @@ template): leading whitespace is skipped, then the maximal run of ASCII digits i
 ends at the first non-digit character or the end of the text (generation stops at EOS, which the
 decoder drops). The reward is 1.0 iff that digit run equals the gold string exactly, zero padding
 included, else 0.0 (binary, no partial credit: partial credit gives almost every group reward
-spread and hides the effect of down-sampling, see DEMO-NOTES).
+spread and hides the effect of down-sampling; docs/demo.md).
 
   gold "0579": "0579" -> 1, " 0579\\n..." -> 1, "0579+1" -> 1 (stops at '+'), "579" -> 0 (padding
   is part of the answer), "05790" -> 0 (extra digit), "" -> 0, "x0579" -> 0 (must lead).
