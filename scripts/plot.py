@@ -11,7 +11,8 @@
     uv run python scripts/plot.py step-time --results checkpoints --setting demo-grpo --setting demo-pods --out figures/
     uv run python scripts/plot.py list      # names of the paper figures
 
-SETTING: see scripts/speedup.py (file prefix, run directory / folder of seeds, or `<stem>:<pattern>`).
+SETTING: see scripts/speedup.py (file prefix, run directory / run_name / folder of seeds, a quoted glob of run
+directories, or `<stem>:<pattern>`).
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ from pods.cli import doing
 from pods.config import read_run_config, to_container
 from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
-from pods.io import exclusive_lock
 from pods.evaluation.results import METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile, checkpoint_step
+from pods.io import exclusive_lock
 from pods.run.checkpoint import intact
 
 ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]

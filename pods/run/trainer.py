@@ -10,7 +10,8 @@ GRPO / GRPO-GA: all n) -> `pods.core.losses.policy_loss` over micro-batches of r
 
 Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
 warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
-(pods.run.metrics), `checkpoint-<step>/` (pods.run.checkpoint). Rerunning the same command resumes from
+(pods.run.metrics), `checkpoint-<step>/` (pods.run.checkpoint), `.lock` while a process trains it (a
+second one is refused: pods.run.rundir.lock_run_dir). Rerunning the same command resumes from
 the newest intact checkpoint. Step k samples with seed `sampling_seed(seed, k)` on every backend,
 so a resumed run samples what the uninterrupted one would. SIGTERM / Ctrl-C, non-finite steps and
 failed writes: pods.run.guard, pods.io, docs/long-runs.md.
@@ -181,7 +182,8 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
 
     Raises pods.run.guard.Interrupted after a SIGTERM / SIGINT (the step in progress checkpointed),
     pods.run.guard.NonFiniteError after rl.max_nonfinite_steps skipped steps in a row, pods.io.WriteError
-    when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged.
+    when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged,
+    pods.io.LockedError when another process holds the run directory.
     """
     validate(cfg)
     examples = data.load_examples(cfg.dataset)  # every data file read and checked before any model loads
