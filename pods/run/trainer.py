@@ -229,8 +229,9 @@ def _train(cfg, rdir: Path, examples, *, on_step, clock) -> Path:
         step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
         last_saved = (step, elapsed)
         if ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
+            limits = ", ".join(f"rl.{k}={rl[k]}" for k in ("max_steps", "max_time") if rl[k] is not None)
             print(f"{rdir} is already trained to its end ({resume_from.name}, {elapsed:.0f} s of training; "
-                  f"rl.max_steps={rl.max_steps}, rl.max_time={rl.max_time}): nothing to train")
+                  f"{limits}): nothing to train")
         else:
             print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
     stream = PromptStream(len(prompts), cfg.seed)
