@@ -247,7 +247,7 @@ CASES = [
      ["list/eval_results.json: holds a JSON list, not an object of checkpoints"]),
     ("speedup-metric-strings", "scripts/speedup.py",
      ["--results", "{d}/results", "--baseline", "base-ok", "--method", "strings", "--dataset", "arithmetic"],
-     ["strings/eval_results.json: unexpected content", "Fix or remove the file"]),
+     ["strings/eval_results.json: arithmetic ans_acc holds 'high' (str), not a number", "fix or remove the file"]),
     ("speedup-hours-0", "scripts/speedup.py", ["--results", "{d}/results", "--baseline", "base-ok", "--method",
                                                "base-ok", "--hours-per-checkpoint", "0"],
      ["argument --hours-per-checkpoint: '0': hours must be positive"]),
