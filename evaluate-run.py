@@ -12,15 +12,18 @@ Reports two accuracies: `ans_acc` by this suite's strict verifiers and `paper_an
 authors' own grader (`paper_grader=paper_answer|paper_answer_decimal|null`), the one to put next
 to the paper's numbers (docs/evaluation.md).
 Every setting, the run directory and the datasets are checked before a model loads; a problem is
-one message and exit code 2 (docs/configuration.md).
+one message and exit code 2 (docs/configuration.md), as is a results file another evaluation is writing
+(it names that process). A run without a complete checkpoint is said so, and only its base model evaluated.
 """
 
 from __future__ import annotations
 
-import hydra
-from omegaconf import DictConfig, OmegaConf
+from pods.cli import HydraApp, quiet_openmp, set_cpu_threads
 
-from pods.cli import HydraApp
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
 APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing
 
@@ -28,6 +31,7 @@ APP = HydraApp("evaluate-run.py")  # errors -> messages (exit 2), bugs -> traceb
 def run(cfg: DictConfig) -> None:
     from pods.evaluation import evaluate_run
 
+    set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
     results = evaluate_run(OmegaConf.select(cfg, "run_dir", throw_on_missing=False), cfg)  # checks every setting and the run directory before a model loads
     for entry in results.entries():
         data = results.data[entry]

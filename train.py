@@ -12,8 +12,9 @@ key is refused with the closest one ("did you mean rl.n?"). Every setting and da
 before a model loads (docs/configuration.md). Exit codes (docs/long-runs.md): 0 done, or stopped by
 Ctrl-C (SIGINT) after checkpointing the step in progress; 143 stopped by SIGTERM after checkpointing
 (a scheduler may requeue it); 2 a problem to fix, one message: a setting or data file, a failed write
-("no space left on device: <path>"), non-finite steps, or no intact checkpoint; 130 / 143 a second
-signal (exit at once); 1 an unexpected error (its traceback, and what the program was doing).
+("no space left on device: <path>"), non-finite steps, no intact checkpoint, or the run directory in
+use by another process; 130 / 143 a second signal (exit at once), or a signal during the final held-out
+evaluation (training saved); 1 an unexpected error (its traceback, and what the program was doing).
 """
 
 import os
@@ -22,20 +23,55 @@ import signal
 import sys
 from pathlib import Path
 
-import hydra
-from omegaconf import DictConfig
+from pods.cli import HydraApp, quiet_openmp, sweep_job
 
-from pods.cli import HydraApp, sweep_job
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import hydra  # noqa: E402
+from omegaconf import DictConfig  # noqa: E402
 
 APP = HydraApp("train.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
+
+
+def command() -> str:
+    """The command line that started this program, as the user would type it again (`uv run` kept)."""
+    launcher = ["uv", "run"] if os.environ.get("UV_RUN_RECURSION_DEPTH") else []  # set by `uv run` for its child
+    return shlex.join([*launcher, "python", *sys.argv])
 
 
 def resume_hint() -> str:
     """How to resume: this command, or in a sweep's job (its own process) the job's own command."""
     job = sweep_job()
     if job is None:
-        return "rerun the same command to resume: " + shlex.join(["python", *sys.argv])
-    return "rerun the sweep to resume, or this job alone: " + shlex.join(["python", "train.py", *job[1]])
+        return "rerun the same command to resume: " + command()
+    launcher = ["uv", "run"] if os.environ.get("UV_RUN_RECURSION_DEPTH") else []
+    return "rerun the sweep to resume, or this job alone: " + shlex.join([*launcher, "python", "train.py", *job[1]])
+
+
+class Stop(Exception):
+    """SIGTERM during the final evaluation (raised by its handler)."""
+
+
+def _raise_stop(signum, frame):
+    raise Stop(signum)
+
+
+def final_evaluation(run_dir: Path) -> None:
+    """The held-out before/after line; SIGTERM or Ctrl-C stop it with a message saying the training is saved."""
+    from pods.evaluation.heldout import final_heldout
+
+    previous = signal.signal(signal.SIGTERM, _raise_stop)
+    try:
+        final_heldout(run_dir)
+    except (Stop, KeyboardInterrupt) as stop:
+        signum = signal.SIGTERM if isinstance(stop, Stop) else signal.SIGINT
+        signal.signal(signum, signal.SIG_IGN)  # a second copy of the signal must not cut the message short
+        print(f"stopped by {signal.Signals(signum).name} during the final evaluation; the training itself is "
+              f"complete and saved in {run_dir}. Rerunning the same command trains nothing more and only "
+              f"evaluates what is missing: {command()}", file=sys.stderr)
+        sys.exit(128 + signum)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def describe(cfg: DictConfig) -> str:
@@ -50,18 +86,12 @@ def describe(cfg: DictConfig) -> str:
 
 def run(cfg: DictConfig) -> None:
     """Train; our own errors (pods.errors.PodsError) reach APP.job, signals and failed writes exit here."""
-    import torch
-
-    from pods.errors import ConfigError
+    from pods.cli import set_cpu_threads
     from pods.run.guard import Interrupted
     from pods.io import WriteError
     from pods.run.trainer import train
 
-    threads = os.environ.get("PODS_THREADS")
-    if threads is not None:
-        if not threads.isdigit() or int(threads) < 1:
-            raise ConfigError(f"PODS_THREADS={threads!r}: must be a positive integer (torch threads), or unset")
-        torch.set_num_threads(int(threads))
+    set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
     try:
         run_dir = train(cfg)
     except Interrupted as stop:
@@ -78,15 +108,8 @@ def run(cfg: DictConfig) -> None:
               file=sys.stderr)
         sys.exit(130)
     print(f"run directory: {run_dir}")
-    if cfg.get("evaluation"):  # held-out accuracy of the final checkpoint (the CPU demo sets this)
-        from pods.evaluation.heldout import final_heldout
-
-        try:
-            final_heldout(run_dir)
-        except KeyboardInterrupt:
-            print("interrupted during the final evaluation; the training itself is complete and saved",
-                  file=sys.stderr)
-            sys.exit(130)
+    if cfg.get("evaluation"):  # held-out accuracy before and after RL (the CPU demo sets this)
+        final_evaluation(run_dir)
 
 
 @hydra.main(config_path="config", config_name="train", version_base=None)

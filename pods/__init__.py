@@ -1,6 +1,7 @@
 """pods: GRPO-PODS, policy optimisation with down-sampled rollouts (arXiv 2504.13818).
 
-Public API (imported lazily: `import pods` loads neither torch nor TRL):
+Public API (imported lazily: `import pods` loads neither torch nor TRL, and neither does `help(pods)`;
+`help(pods.select)`, `help(pods.PODSTrainer)` document each name):
 
     from pods import select, group_advantages      # the algorithm, pure tensor functions
     from pods import PODSConfig, PODSTrainer       # PODS as a TRL GRPOTrainer (pods.integrations.trl)
@@ -40,7 +41,3 @@ def __getattr__(name: str):
         value = getattr(value, attr)
     globals()[name] = value  # cached: later lookups do not come here
     return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))

@@ -12,6 +12,9 @@
 
     with pods.cli.doing(f"loading {checkpoint}"): ...     # library code: what an unexpected error interrupted
 
+    pods.cli.quiet_openmp()       # first thing in an entry point, before torch loads (see CPU threads below)
+    pods.cli.set_cpu_threads()    # torch's CPU threads: PODS_THREADS, else one per core if they sleep, else 1
+
 Exit codes: 0 done; 2 a problem the user can fix (`pods.errors.PodsError`: a setting, a data or
 results file, a run directory), printed as `<program>: error: <message>` without a traceback; 1
 an unexpected error (a bug or the environment), printed with its traceback and one more line
@@ -20,21 +23,25 @@ errors before the task starts (an override it cannot parse, an unknown config gr
 Hydra's message and exit 2. In a `-m` sweep a failing job reports itself and the next job still
 runs; the sweep exits 2 (1 if a job hit an unexpected error) after listing the failed jobs. Jobs run
 in this process (hydra/launcher=basic) or in their own (hydra_plugins/pods_launcher), which hand
-their `JobFailure`s back as `SweepFailed`; Ctrl-C during a sweep exits 130 with a note.
+their `JobFailure`s back as `SweepFailed`; Ctrl-C during a sweep exits 130 with a note. CPU threads:
+`quiet_openmp()` before torch loads, then `set_cpu_threads()` (PODS_THREADS, else one per core with
+sleeping OpenMP threads, else 1; why: docs/development.md).
 """
 
 from __future__ import annotations
 
 import signal
+import os
 import sys
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from pods.errors import PodsError
+from pods.errors import ConfigError, PodsError
 
 NOTE = "pods: while "  # prefix of the notes `doing` adds to an unexpected exception
+THREADS_ENV = "PODS_THREADS"  # torch CPU threads, overriding the choice of `cpu_threads`
 
 
 @contextmanager
@@ -85,6 +92,35 @@ def run_script(main: Callable, argv: list[str] | None = None, *, program: str) -
         report_unexpected(program, exc, "running " + " ".join([program, *(sys.argv[1:] if argv is None else argv)]))
         return 1
     return 0 if code is None else int(code)
+
+
+def quiet_openmp(environ=os.environ) -> None:
+    """Idle OpenMP threads sleep instead of spinning (OMP_WAIT_POLICY=PASSIVE unless set). OpenMP reads
+    it once, when torch loads: after that it is left alone, so the environment says what torch uses."""
+    if "torch" not in sys.modules:
+        environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def cpu_threads(environ=os.environ) -> int | None:
+    """torch's CPU thread count: PODS_THREADS (a positive integer, else ConfigError); else None (torch's
+    default, one per core) when idle threads sleep (OMP_WAIT_POLICY=PASSIVE); else 1."""
+    text = environ.get(THREADS_ENV)
+    if text is None:
+        return None if environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE" else 1
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ConfigError(f"{THREADS_ENV}={text!r}: must be a positive integer (torch CPU threads), or unset for "
+                          "the default (docs/development.md)")
+    return int(text)
+
+
+def set_cpu_threads(environ=os.environ) -> int:
+    """Apply `cpu_threads(environ)` to torch; returns the thread count torch now uses."""
+    import torch
+
+    threads = cpu_threads(environ)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
 
 
 def check_overrides(program: str, argv: list[str]) -> None:

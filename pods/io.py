@@ -7,17 +7,21 @@
 A write goes to a temporary file in the same directory, is flushed to disk and replaces the target
 (`os.replace`); on any error the old target is left untouched. A new file gets the mode `open(path, "w")`
 would give it, not mkstemp's 0600. A failed write (disk full, permission, I/O, quota) raises `WriteError`,
-an OSError and a PodsError: "no space left on device: runs/x/checkpoint-40".
+an OSError and a PodsError: "no space left on device: runs/x/checkpoint-40". `exclusive_lock` holds an flock
+on a file naming its PID and host; a second process gets `LockedError`; the OS drops it when its process dies.
 """
 
 from __future__ import annotations
 
 import errno as errno_codes
+import fcntl
 import json
 import os
 import re
+import socket
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, TextIO
@@ -42,6 +46,10 @@ class WriteError(PodsError, OSError):
     @property
     def disk_full(self) -> bool:
         return self.errno in (errno_codes.ENOSPC, errno_codes.EDQUOT)
+
+
+class LockedError(PodsError):
+    """Another process holds the lock; str() names the locked thing, the holder (PID, host) and what to do."""
 
 
 def os_error_in(exc: BaseException) -> OSError | None:
@@ -121,3 +129,47 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def atomic_write_json(path: str | Path, data, indent: int = 1) -> None:
     atomic_write(path, lambda f: json.dump(data, f, indent=indent))
+
+
+def _holder(fd: int) -> str:
+    """What a lock file says about its holder ("pid 12 on host x since 18:02:11"), or that it says nothing yet."""
+    try:
+        text = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+    except OSError:
+        text = ""
+    return text or "a process that has not yet written its PID"
+
+
+@contextmanager
+def exclusive_lock(path: str | Path, what: str, hint: str):
+    """Hold an exclusive flock on `path` (created, then removed on release) for the block; LockedError
+    "<what> is in use by <holder>; <hint>" at once when another process holds it."""
+    path = Path(path)
+    while True:
+        with writing(path):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise LockedError(f"{what} is in use by another process ({holder}; lock file {path}); {hint}") from None
+        try:  # the previous holder may have removed the file between our open and flock: lock the new one
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        with writing(path):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()} on host {socket.gethostname()} since {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
+                      .encode(), 0)
+        yield
+    finally:
+        try:
+            os.unlink(path)  # while still holding the lock (see the inode check above)
+        except FileNotFoundError:
+            pass
+        os.close(fd)

@@ -11,7 +11,8 @@
     uv run python scripts/plot.py step-time --results checkpoints --setting demo-grpo --setting demo-pods --out figures/
     uv run python scripts/plot.py list      # names of the paper figures
 
-SETTING: see scripts/speedup.py (file prefix, run directory / folder of seeds, or `<stem>:<pattern>`).
+SETTING: see scripts/speedup.py (file prefix, run directory / run_name / folder of seeds, a quoted glob of run
+directories, or `<stem>:<pattern>`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import numpy as np
 
 from pods.analysis.csvruns import TIME_UNITS
 from pods.analysis.curves import setting_curve, within_hours
-from pods.analysis.figures import TIME_AXIS, X_AXES, draw_bars, draw_curves, new_figure, save
+from pods.analysis.figures import (TIME_AXIS, X_AXES, check_out_dir, draw_bars, draw_curves, metric_label, new_figure,
+                                   save)
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
 from pods.analysis.paper import FIGURES, draw_figure
 from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting
@@ -55,8 +57,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--dataset", default="gsm8k")
     p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc, lengths, or paper_ans_acc, "
                    "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own)")
-    p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis: time (hours), steps or both")
-    p.add_argument("--time-axis", default="hours", choices=sorted(TIME_AXIS), help="unit shown on the time axis")
+    p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis: time, steps or both")
+    p.add_argument("--time-axis", default="auto", choices=["auto", *sorted(TIME_AXIS)],
+                   help="unit shown on the time axis (auto: seconds, minutes or hours to suit the runs)")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
     p.add_argument("--max-hours", type=hours_arg, default=None)
     p.add_argument("--base", default=None, help="base-model JSON for a t = 0 point")
@@ -101,7 +104,7 @@ def cmd_curves(args) -> list[Path]:
     curves = build_curves(args)
     fig, axes = new_figure(len(curves))
     for ax, x in zip(axes, curves):
-        draw_curves(ax, curves[x], metric=args.metric, title=args.title or f"{args.dataset} {args.metric}",
+        draw_curves(ax, curves[x], metric=args.metric, title=args.title or f"{args.dataset}: {metric_label(args.metric)}",
                     time_unit=args.time_axis)
     return save(fig, args.out, args.name)
 
@@ -127,6 +130,8 @@ def cmd_step_time(args) -> list[Path]:
 
 def run(argv=None) -> int:
     args = parse_args(argv)
+    if args.command != "list":
+        check_out_dir(args.out)  # before anything is read or drawn
     if args.command == "list":
         print("\n".join(sorted(FIGURES)))
         return 0

@@ -6,8 +6,8 @@
         --dataset gsm8k --metric ans_acc --hours-per-checkpoint 0.5 --max-hours 6 [--json]
 
 A SETTING is a `<prefix>` of `<prefix>-Run<k>.json` files in --results, a run directory of ours
-(`checkpoints/<run>`, or a folder of such run directories = seeds), or `<stem>:<pattern>` for the
-multi-GPU CSVs (`h100s:n32-m32-ga16`). Definitions: pods/analysis/speedup.py. With --json it prints
+(`checkpoints/<run>`, a train.py run_name, or a folder of such run directories = seeds), a quoted glob
+naming several (`'*-pods-*n64-m16*'`), or `<stem>:<pattern>` for the multi-GPU CSVs (`h100s:n32-m32-ga16`). Definitions: pods/analysis/speedup.py. With --json it prints
 a JSON list, one object per method, keys as in `pods.analysis.speedup.KEYS` (null = not reached, or
 no interval: see the *_runs keys). The table shows times in seconds, minutes or hours to suit the
 runs (--time-unit), "n/a (1 run)" where a setting has one run, and next to an interval that starts

@@ -21,12 +21,18 @@ Writes to the run directory (rank 0): `config.yaml` (the resolved preset), `metr
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import difflib
 import math
 import os
 import sys
 from pathlib import Path
 
-import torch
+from pods.cli import quiet_openmp
+
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
@@ -87,12 +93,32 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
             raise ConfigError(f"{key} {cfg[key]!r} is not among the rewards {names}")
     if cfg["algorithm"] == "grpo_ga" and any(k.startswith("pods_") for k in cfg["trl"]):
         raise ConfigError("algorithm grpo_ga trains on every rollout: remove the trl.pods_* keys")
+    check_trl_keys(cfg["trl"], cfg["algorithm"], path)
     steps = cfg.get("train_steps")
     if steps is not None and "max_steps" in cfg["trl"]:
         raise ConfigError("give either train_steps or trl.max_steps, not both")
     if steps is not None and steps not in ("epoch", "authors_epoch") and not (isinstance(steps, int) and steps > 0):
         raise ConfigError(f"train_steps must be epoch, authors_epoch, a positive integer or null, got {steps!r}")
     return cfg
+
+
+def check_trl_keys(trl_kwargs: dict, algorithm: str, preset) -> None:
+    """ConfigError naming every `trl.<key>` that the algorithm's config class (TRL's GRPOConfig plus the
+    pods fields) does not have, each with the closest field name."""
+    import trl
+
+    from pods.integrations.trl import GRPOGAConfig, PODSConfig
+
+    cls = PODSConfig if algorithm == "pods" else GRPOGAConfig
+    valid = sorted(f.name for f in dataclasses.fields(cls) if f.init)
+    unknown = []
+    for key in sorted(set(trl_kwargs) - set(valid)):
+        close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+        unknown.append(f"trl.{key}" + (f" (did you mean trl.{close[0]}?)" if close else ""))
+    if unknown:
+        raise ConfigError(f"preset {preset}: unknown setting(s) {', '.join(unknown)}: {cls.__name__} (TRL {trl.__version__}'s "
+                          "GRPOConfig plus pods_m, pods_rule, prompt_repeats) has no such field; fix the name or "
+                          "remove it (TRL's fields: https://huggingface.co/docs/trl/grpo_trainer)")
 
 
 def as_grpo_ga(cfg: dict) -> dict:
@@ -231,9 +257,13 @@ def main(argv: list[str] | None = None):
 
 def cli(argv: list[str] | None = None) -> int:
     """`main` for the command line: a preset or data problem is one message and exit code 2 (pods.cli)."""
-    from pods.cli import run_script
+    from pods.cli import run_script, set_cpu_threads
 
-    return run_script(lambda args: main(args) and None, argv, program="train_trl.py")
+    def run(args):
+        set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
+        main(args)
+
+    return run_script(run, argv, program="train_trl.py")
 
 
 if __name__ == "__main__":

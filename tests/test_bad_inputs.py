@@ -67,6 +67,17 @@ def files(tmp_path_factory) -> Path:
     (d / "run-foreign" / "eval_results.json").write_text("[1, 2, 3]")
     (d / "run-badstate" / "checkpoint-2" / "state.json").write_text('{"step": 2, "elapsed_')
     (d / "run-badconfig" / "config.yaml").write_text("model: {name: tiny\ndataset: [")
+    (d / "run-nockpt").mkdir()  # a run that saved no checkpoint
+    OmegaConf.save(cfg, d / "run-nockpt" / "config.yaml", resolve=True)
+
+    from pods.config.schema import settings_from  # the demo's warm-start cache entry, truncated
+
+    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
+        demo = compose(config_name="train", overrides=["experiment=demo"])
+    damaged = d / "ws" / settings_from(OmegaConf.to_container(demo.warmstart))[0].key()
+    damaged.mkdir(parents=True)
+    (damaged / "model.safetensors").write_bytes(b"\x08" * 100)
+    (damaged / "warmstart.json").write_text(json.dumps({"files": {"model.safetensors": "0" * 64}}))
 
     res = d / "results"  # run directories of scripts/speedup.py and plot.py
     entry = {"step": 2, "elapsed_seconds": 20.0, "arithmetic": {"ans_acc": [0.5]}}
@@ -74,7 +85,10 @@ def files(tmp_path_factory) -> Path:
                        "corrupt": '{"checkpoint-2": {"step": 2, "elapsed_',
                        "latin1": '{"checkpoint-2": {"caf\xe9": 1}}',
                        "list": "[1, 2]",
-                       "strings": json.dumps({"checkpoint-2": {**entry, "arithmetic": {"ans_acc": ["high"]}}})}.items():
+                       "strings": json.dumps({"checkpoint-2": {**entry, "arithmetic": {"ans_acc": ["high"]}}}),
+                       "bools": json.dumps({"checkpoint-2": {**entry, "arithmetic": {"ans_acc": [True]}}}),
+                       "numtext": json.dumps({"checkpoint-2": {**entry, "arithmetic": {"ans_acc": ["0.5"]}}}),
+                       "above-1": json.dumps({"checkpoint-2": {**entry, "arithmetic": {"ans_acc": [51.0]}}})}.items():
         (res / name).mkdir(parents=True)
         path = res / name / "eval_results.json"
         path.write_bytes(text.encode("latin1") if name == "latin1" else text.encode())
@@ -209,6 +223,13 @@ CASES = [
     ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
      ["warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive"]),
     ("data-bad-option", "train.py", ["+dataset.options.digits=0"], ["arithmetic: digits must be in 1..18, got 0"]),
+    # ---- issue 23 point 6: the rest of the probe's findings
+    ("data-path-on-generated-task", "train.py", ["dataset.path={d}/data/bad.json"],
+     ["dataset.path: arithmetic is generated in code and reads no file, so it would be ignored; remove it"]),
+    ("warmstart-cache-truncated", "train.py", ["experiment=demo", "warmstart.cache_dir={d}/ws", "evaluation=null",
+                                               "run_name=ws"],  # rebuilt (a second warm start), then trains
+     ["warning: the cached warm start {d}/ws/", "is damaged (model.safetensors does not match its checksum "
+      "(100 bytes; truncated or changed)); rebuilding it"], 0),
     # ---- evaluate-run.py
     ("eval-no-run_dir", "evaluate-run.py", [], ["run_dir is required"]),
     ("eval-missing-run_dir", "evaluate-run.py", ["run_dir={d}/nope"], ["run_dir {d}/nope is not a directory"]),
@@ -237,6 +258,11 @@ CASES = [
      ["unknown key(s) ['size']"]),
     ("eval-unknown-reward", "evaluate-run.py", ["run_dir={d}/run", "datasets=[{name:arithmetic,reward:nope}]"],
      ["reward: unknown reward 'nope'; valid names:"]),
+    ("eval-no-checkpoint", "evaluate-run.py", ["run_dir={d}/run-nockpt", "repeats=1", "max_tokens=2",
+                                               "datasets=[{name:arithmetic,limit:4,format_reward:null}]"],
+     ["warning: {d}/run-nockpt holds no complete checkpoint; evaluating only the base model"], 0),
+    ("eval-no-checkpoint-no-base", "evaluate-run.py", ["run_dir={d}/run-nockpt", "base=false"],
+     ["{d}/run-nockpt holds no complete checkpoint and base=false: nothing to evaluate"]),
     # ---- scripts: results and metrics files
     ("speedup-corrupt-results", "scripts/speedup.py",
      ["--results", "{d}/results", "--baseline", "base-ok", "--method", "corrupt", "--dataset", "arithmetic"],
@@ -249,7 +275,22 @@ CASES = [
      ["list/eval_results.json: holds a JSON list, not an object of checkpoints"]),
     ("speedup-metric-strings", "scripts/speedup.py",
      ["--results", "{d}/results", "--baseline", "base-ok", "--method", "strings", "--dataset", "arithmetic"],
-     ["strings/eval_results.json: unexpected content", "Fix or remove the file"]),
+     ["strings/eval_results.json: arithmetic ans_acc holds 'high' (str), not a number", "fix or remove the file"]),
+    ("speedup-hours-0", "scripts/speedup.py", ["--results", "{d}/results", "--baseline", "base-ok", "--method",
+                                               "base-ok", "--hours-per-checkpoint", "0"],
+     ["argument --hours-per-checkpoint: '0': hours must be positive"]),
+    ("speedup-hours-negative", "scripts/speedup.py", ["--results", "{d}/results", "--baseline", "base-ok",
+                                                      "--method", "base-ok", "--hours-per-checkpoint=-0.5"],
+     ["argument --hours-per-checkpoint: '-0.5': hours must be positive"]),
+    ("speedup-metric-bool", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "base-ok", "--method", "bools", "--dataset", "arithmetic"],
+     ["bools/eval_results.json: arithmetic ans_acc holds True (bool), not a number"]),
+    ("speedup-metric-number-as-text", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "base-ok", "--method", "numtext", "--dataset", "arithmetic"],
+     ["numtext/eval_results.json: arithmetic ans_acc holds '0.5' (str), not a number"]),
+    ("speedup-accuracy-above-1", "scripts/speedup.py",
+     ["--results", "{d}/results", "--baseline", "base-ok", "--method", "above-1", "--dataset", "arithmetic"],
+     ["above-1/eval_results.json: arithmetic ans_acc holds 51.0, not an accuracy in [0, 1]"]),
     ("speedup-unknown-setting", "scripts/speedup.py", ["--results", "{d}/results", "--baseline", "nope",
                                                        "--method", "base-ok"], ["setting 'nope': no directory"]),
     ("plot-torn-metrics", "scripts/plot.py", ["step-time", "--results", "{d}/results", "--setting", "m-torn",
@@ -263,6 +304,9 @@ CASES = [
     ("plot-corrupt-results", "scripts/plot.py", ["curves", "--results", "{d}/results", "--setting", "corrupt",
                                                  "--dataset", "arithmetic", "--out", "{d}/figs"],
      ["plot.py: error: {d}/results/corrupt/eval_results.json: not valid JSON"]),
+    ("plot-out-is-a-file", "scripts/plot.py", ["curves", "--results", "{d}/results", "--setting", "base-ok",
+                                               "--dataset", "arithmetic", "--out", "{d}/a-file"],
+     ["plot.py: error: --out {d}/a-file is a file, not a folder", "the file was left untouched"]),
     ("paper_steps-corrupt", "scripts/paper_steps.py", ["--results", "{d}/paper"],
      ["Instruct-GSM8K-512-16-16-Run1.json: cannot be read as a results file"]),
     ("demo_compare-nothing-to-report", "scripts/demo_compare.py", ["--report-only", "--out", "{d}/empty-out",
@@ -286,6 +330,8 @@ CASES = [
      ["train_steps must be epoch, authors_epoch, a positive integer or null, got -1"]),
     ("trl-bad-algorithm", "scripts/train_trl.py", ["--preset", "{d}/presets/sgd.yaml"],
      ["algorithm must be one of pods, grpo_ga, got 'sgd'"]),
+    ("trl-unknown-key", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "trl.num_generation=4"],
+     ["unknown setting(s) trl.num_generation (did you mean trl.num_generations?): PODSConfig"]),
 ]
 
 

@@ -32,10 +32,13 @@ def args(out, *extra):
             "optim.name=adamw", "optim.lr=1e-3", "logging.progress=false", *extra]
 
 
+ENV = {k: v for k, v in os.environ.items() if k != "UV_RUN_RECURSION_DEPTH"}  # as if started without `uv run`
+
+
 def launch(out, *extra, **kw):
     return subprocess.Popen([sys.executable, "train.py", *args(out, *extra)], cwd=ROOT, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PODS_THREADS": "1"}, **kw)
+                            env={**ENV, "PODS_THREADS": "1", "PYTHONUNBUFFERED": "1"}, **kw)
 
 
 def wait_for_rows(run_dir: Path, proc, count: int = 1, timeout: float = 300) -> None:
@@ -128,3 +131,57 @@ def test_ctrl_c_through_uv_run_saves_the_step_in_progress(tmp_path):
     assert proc.returncode == 0 and "second signal" not in err, err[-3000:]
     k = read_metrics(run_dir)[-1]["step"]
     assert f"stopped by SIGINT after step {k}" in err and [p.name for p in ck.intact(run_dir)] == [f"checkpoint-{k}"]
+    assert "rerun the same command to resume: uv run python train.py model=tiny" in err  # `uv run` kept
+
+
+def test_a_second_train_py_on_the_same_run_is_refused_until_the_first_ends(tmp_path):
+    """Two train.py on one run directory: the second exits 2 naming the first's PID and host, and writes
+    nothing; once the first is gone (kill -9: no cleanup at all) the run directory is free again."""
+    import socket
+
+    first = launch(tmp_path, *FAST[:-1], "rl.max_steps=100000")  # still training when the second starts
+    run_dir = tmp_path / "r"
+    wait_for_rows(run_dir, first)
+    second = subprocess.run([sys.executable, "train.py", *args(tmp_path, *FAST)], cwd=ROOT, text=True,
+                            capture_output=True, env={**ENV, "PODS_THREADS": "1"}, timeout=600)
+    assert second.returncode == 2, second.stderr[-3000:]
+    assert (f"train.py: error: run directory {run_dir} is in use by another process (pid {first.pid} on host "
+            f"{socket.gethostname()} since") in second.stderr
+    assert "run_name=NAME" in second.stderr and "Traceback" not in second.stderr
+    first.kill()  # SIGKILL: the lock goes with the process, its file stays behind
+    first.communicate()
+    assert (run_dir / ".lock").exists()
+    third = subprocess.run([sys.executable, "train.py", *args(tmp_path, *FAST[:-1], "rl.max_steps=2")], cwd=ROOT,
+                           text=True, capture_output=True, env={**ENV, "PODS_THREADS": "1"}, timeout=600)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert not (run_dir / ".lock").exists()
+
+
+def test_sigterm_during_the_final_evaluation_says_the_training_is_saved(tmp_path):
+    slow_eval = "+evaluation={size: 2000, draws: 100, temperature: 1.0, max_tokens: 6, batch_size: 64}"
+    proc = launch(tmp_path, "rl.n=4", "rl.m=2", "rl.max_steps=1", "rl.save_steps=1", slow_eval)
+    for line in proc.stdout:  # the evaluation of the base model has begun
+        if line.startswith("held-out evaluation of r/base"):
+            break
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=300)
+    run_dir = tmp_path / "r"
+    assert proc.returncode == 143, err[-3000:]
+    assert (f"stopped by SIGTERM during the final evaluation; the training itself is complete and saved in "
+            f"{run_dir}. Rerunning the same command trains nothing more and only evaluates what is missing: "
+            "python train.py model=tiny") in err
+    assert "Traceback" not in err and [p.name for p in ck.intact(run_dir)] == ["checkpoint-1"]
+    assert not (run_dir / ".lock").exists() and not list(run_dir.glob(".heldout*"))
+
+
+def test_the_resume_hint_is_the_command_as_typed(monkeypatch):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_entry", ROOT / "train.py")
+    entry = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(entry)
+    monkeypatch.setattr(sys, "argv", ["train.py", "experiment=demo", "run_name=a b"])
+    monkeypatch.delenv("UV_RUN_RECURSION_DEPTH", raising=False)
+    assert entry.resume_hint() == "rerun the same command to resume: python train.py experiment=demo 'run_name=a b'"
+    monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")  # set by `uv run` for the program it starts
+    assert entry.command() == "uv run python train.py experiment=demo 'run_name=a b'"

@@ -4,8 +4,9 @@ Every figure is written as PNG and PDF, each to a temporary file first and then 
 interrupted run never leaves a half-written figure behind.
 
 Curves (pods.analysis.curves) carry their own axis (time or steps); `draw_curves` marks points where
-fewer than all runs contribute with hollow markers and names those counts in the legend ("3 runs;
-hollow points: 2"); the shaded band is the 95% t-interval of the mean over runs, inside the metric's range.
+fewer than all runs contribute with hollow markers and says how many in the legend ("3 runs; hollow
+points: 2 runs", or a range "4-9 runs"); the shaded band is the 95% t-interval of the mean over runs,
+inside the metric's range. The time axis shows seconds, minutes or hours to suit the data (`time_unit_for`).
 
 Use: `fig, axes = new_figure(2)`; `draw_curves(axes[0], curves)`; `save(fig, out, "name")`.
 """
@@ -23,10 +24,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from pods.analysis.curves import Curve  # noqa: E402
-from pods.errors import ResultsError  # noqa: E402
+from pods.errors import ConfigError, ResultsError  # noqa: E402
 
 X_AXES = {"hours": "training time", "steps": "training step"}  # a Curve's axis; "hours" shown in a TIME_AXIS unit
-TIME_AXIS = {"hours": 1.0, "minutes": 60.0, "seconds": 3600.0}  # display factor from hours
+TIME_AXIS = {"hours": 1.0, "minutes": 60.0, "seconds": 3600.0}  # display factor from hours ("auto": time_unit_for)
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 METRIC_LABELS = {"ans_acc": "answer accuracy", "for_acc": "format accuracy", "both_acc": "answer + format accuracy",
@@ -39,24 +40,60 @@ def new_figure(ncols: int = 1, width: float = 5.0, height: float = 3.6, nrows: i
     return fig, [ax for row in axes for ax in row]
 
 
+def time_unit_for(longest_hours: float) -> str:
+    """The unit that suits times up to `longest_hours`: seconds below 2 minutes, minutes below 2 hours, else hours."""
+    return "seconds" if longest_hours < 2 / 60 else "minutes" if longest_hours < 2 else "hours"
+
+
+def metric_label(metric: str) -> str:
+    """'answer accuracy' for ans_acc (paper_*: 'answer accuracy, paper grader'); unknown names as given."""
+    base = metric.removeprefix("paper_")
+    label = METRIC_LABELS.get(base, metric)
+    return f"{label}, paper grader" if base != metric and base in METRIC_LABELS else label
+
+
+def axis_label(name: str, unit: str | None, given: str | None = None, *, interpolated: bool = False) -> str:
+    """One pair of parentheses: 'training time (minutes; runs interpolated)'; `given` replaces name and unit."""
+    label, notes = (given, []) if given else (name, [unit] if unit else [])
+    notes += ["runs interpolated"] if interpolated else []
+    if not notes:
+        return label
+    if label.endswith(")"):  # a given label with its own parentheses: "training seconds (1 thread per run)"
+        return f"{label[:-1]}; {'; '.join(notes)})"
+    return f"{label} ({'; '.join(notes)})"
+
+
+def check_out_dir(out: str | Path) -> Path:
+    """`out` as a folder for figures; ConfigError when it is an existing file (left untouched)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} is a file, not a folder: figures go to <folder>/<name>.png and .pdf; give a "
+                          "folder (created when missing); the file was left untouched")
+    return out
+
+
 def curve_label(c: Curve) -> str:
-    """Legend text: the label and the honest run count ("3 runs; hollow points: 2")."""
+    """Legend text: the label and the honest run count ("3 runs; hollow points: 2 runs")."""
     n, total = c.n[np.isfinite(c.mean)], len(c.run_names)
     fewer = sorted({int(k) for k in n if k < total})
-    note = f"; hollow points: {', '.join(map(str, fewer))}" if fewer else ""
+    counts = "" if not fewer else str(fewer[0]) if len(fewer) == 1 else f"{fewer[0]}-{fewer[-1]}"
+    note = f"; hollow points: {counts} run{'s' * (fewer[-1] != 1)}" if fewer else ""
     return f"{c.label} ({total} run{'s' * (total != 1)}{note})"
 
 
 def draw_curves(ax, curves: list[Curve], *, metric: str = "ans_acc", title: str = "", time_label: str | None = None,
-                time_unit: str = "hours") -> None:
+                time_unit: str = "auto") -> None:
     """Mean over runs with a shaded 95% band, one line per curve, against each curve's own axis (time in
-    time_unit, or steps). Points where fewer than all runs contribute are hollow."""
-    if time_unit not in TIME_AXIS:
-        raise ResultsError(f"unknown time unit {time_unit!r}; valid: {sorted(TIME_AXIS)}")
+    time_unit, "auto": `time_unit_for` the longest curve; or steps). Points where fewer than all runs
+    contribute are hollow."""
+    if time_unit not in TIME_AXIS and time_unit != "auto":
+        raise ResultsError(f"unknown time unit {time_unit!r}; valid: auto, {', '.join(sorted(TIME_AXIS))}")
     axis = {c.axis for c in curves}
     if len(axis) != 1:
         raise ResultsError(f"curves on different axes {sorted(axis)}: draw time and step curves on separate axes")
     axis = axis.pop()
+    if time_unit == "auto":
+        time_unit = time_unit_for(max((float(np.nanmax(c.x)) for c in curves if np.isfinite(c.x).any()), default=0.0))
     for i, c in enumerate(curves):
         xs = c.x * TIME_AXIS[time_unit] if axis == "hours" else c.x
         ok = np.isfinite(xs) & np.isfinite(c.mean)
@@ -69,11 +106,10 @@ def draw_curves(ax, curves: list[Curve], *, metric: str = "ans_acc", title: str 
         band = ok & np.isfinite(c.half_width)
         if band.any():
             ax.fill_between(xs[band], c.lo[band], c.hi[band], color=color, alpha=0.2, linewidth=0)
-    xlabel = (time_label or f"training time ({time_unit})") if axis == "hours" else X_AXES[axis]
-    if not all(c.exact for c in curves):
-        xlabel += " (runs interpolated)"
-    ax.set_xlabel(xlabel, fontsize=9)
-    ax.set_ylabel(METRIC_LABELS.get(metric, metric))
+    timed = axis == "hours"
+    ax.set_xlabel(axis_label(X_AXES[axis], time_unit if timed else None, time_label if timed else None,
+                             interpolated=not all(c.exact for c in curves)), fontsize=9)
+    ax.set_ylabel(metric_label(metric))
     if title:
         ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
@@ -110,7 +146,7 @@ def draw_bars(ax, labels: list[str], values: list[np.ndarray], *, phases: list[d
 
 def save(fig, out_dir: str | Path, name: str) -> list[Path]:
     """Write `<out_dir>/<name>.png` and `.pdf` atomically; returns both paths."""
-    out = Path(out_dir)
+    out = check_out_dir(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     paths = []

@@ -18,6 +18,7 @@ handled by the `irregular` policy ("align", "warn", "drop"; see `IRREGULAR_POLIC
 from __future__ import annotations
 
 import json
+import math
 import re
 import warnings
 from collections import Counter
@@ -93,7 +94,7 @@ def _metrics_table(entries: list[dict], where: str) -> dict[str, dict[str, np.nd
             rows = []
             for e in entries:
                 v = e.get(ds, {}).get(name)
-                rows.append([np.nan] if v is None else (list(v) if isinstance(v, list) else [v]))
+                rows.append([_number(x, f"{where}: {ds} {name}", name) for x in (v if isinstance(v, list) else [v])])
             width = max(len(r) for r in rows)
             arr = np.full((len(rows), width), np.nan)
             for i, r in enumerate(rows):
@@ -102,6 +103,19 @@ def _metrics_table(entries: list[dict], where: str) -> dict[str, dict[str, np.nd
     if not out:
         raise ResultsError(f"{where}: no datasets with metrics {METRICS} found")
     return out
+
+
+def _number(value, where: str, metric: str) -> float:
+    """One stored metric value as a float (null: NaN); ResultsError for text, booleans, lists and accuracies
+    outside [0, 1]."""
+    if value is None:
+        return np.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ResultsError(f"{where} holds {value!r} ({type(value).__name__}), not a number; fix or remove the file "
+                           "(evaluate-run.py writes numbers)")
+    if metric != "lengths" and not (0.0 <= value <= 1.0 or math.isnan(value)):
+        raise ResultsError(f"{where} holds {value!r}, not an accuracy in [0, 1]; fix or remove the file")
+    return float(value)
 
 
 @contextmanager

@@ -113,12 +113,17 @@ def select(
 ) -> torch.Tensor:
     """Indices of the m rollouts to keep per group.
 
-    rewards: float [G, n] (or [n], giving [m]); returns int64 [G, m] (or [m]) of distinct
-    indices into the last dimension.
+    rewards: float [G, n] (or [n], giving [m]), a tensor or anything torch.as_tensor takes (a list, a
+    NumPy array); returns int64 [G, m] (or [m]) of distinct indices into the last dimension.
     """
     fn = get_rule(rule)
-    if not isinstance(rewards, torch.Tensor) or rewards.dim() not in (1, 2):
-        raise ValueError("rewards must be a tensor of shape [G, n] or [n]")
+    if not isinstance(rewards, torch.Tensor):
+        try:
+            rewards = torch.as_tensor(rewards, dtype=torch.float32)
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise ValueError(f"rewards must be numbers of shape [G, n] or [n] (a tensor, list or array): {err}") from None
+    if rewards.dim() not in (1, 2):
+        raise ValueError(f"rewards must have shape [G, n] or [n], got {tuple(rewards.shape)}")
     if not rewards.is_floating_point():
         rewards = rewards.float()
     squeeze = rewards.dim() == 1

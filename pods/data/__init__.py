@@ -71,6 +71,20 @@ GSM_SYMBOLIC_TEST_SEED = 1_000_003
 # ----------------------------------------------------------------------------- loading
 
 
+GENERATED = tuple(k for k, spec in DATASETS.items() if spec is None)  # built in code: no file, hub or columns
+
+
+def generated_source_problem(name: str, prefix: str = "", **source) -> str | None:
+    """Why file / hub / column settings (the non-None values of `source`, named `<prefix><key>`) cannot
+    apply to the generated dataset `name`, or None."""
+    given = [prefix + k for k, v in sorted(source.items()) if v is not None]
+    if name not in GENERATED or not given:
+        return None
+    return (f"{', '.join(given)}: {name} is generated in code and reads no file, so {'it' if len(given) == 1 else 'they'}"
+            f" would be ignored; remove {'it' if len(given) == 1 else 'them'}, or train on a file (dataset=gsm8k "
+            "dataset.path=FILE reads question/answer rows; docs/datasets.md)")
+
+
 def load_dataset(name: str, *, split: str = "train", path: str | Path | None = None, limit: int | None = None,
                  hub: str | None = None, prompt_column: str | None = None, answer_column: str | None = None,
                  subsets: list[str] | None = None, **options: Any) -> list[Example]:
@@ -87,6 +101,10 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
     if name not in DATASETS:
         raise ConfigError(f"unknown dataset {name!r}; valid names: {', '.join(sorted(DATASETS))}, or your own "
                           "function as package.module:function (docs/workbench.md)")
+    ignored = generated_source_problem(name, path=path, hub=hub, prompt_column=prompt_column,
+                                       answer_column=answer_column, subsets=subsets)
+    if ignored:
+        raise ConfigError(ignored)
     if name == "arithmetic":
         examples = _arithmetic(split, **options)
     elif name == "gsm_symbolic":

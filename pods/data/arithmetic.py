@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 
-# Default number of held-out problems (evaluate on >= 2000, as docs/demo.md does).
+# Default number of held-out problems (>= 2000 for a standard error of about 1 point; docs/demo.md).
 TEST_SIZE = 2000
 # Default number of training problems (the demo samples batches from them with replacement).
 TRAIN_SIZE = 100_000

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -46,6 +47,7 @@ from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
 from pods.evaluation.results import METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile, checkpoint_step
 from pods.rewards.paper import NUMBER_PATTERNS
+from pods.io import exclusive_lock
 from pods.run.checkpoint import intact
 
 ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]
@@ -278,12 +280,27 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None, load_4
     datasets = eval_datasets(eval_cfg, run_cfg)
     log(f"{run_dir}: " + ", ".join(header) + f", repeats={eval_cfg.repeats}, datasets: "
         + ", ".join(d["key"] for d in datasets))
-    paper_fn, paper_format_fn = paper_graders(eval_cfg)
-    results = ResultsFile(eval_cfg.get("output") or run_dir / RESULTS_FILE, settings_of(eval_cfg, datasets),
-                          metrics=METRICS + (PAPER_METRICS if paper_fn else ()))
+    out = Path(eval_cfg.get("output") or run_dir / RESULTS_FILE)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(out.parent / f".{out.name}.lock", f"results file {out}",
+                        "another evaluation is writing it: wait for it to finish, or write elsewhere (output=FILE)"):
+        return _evaluate(run_dir, run_cfg, eval_cfg, datasets, out, log, build, load_4bit)
+
+
+def _evaluate(run_dir: Path, run_cfg, eval_cfg, datasets: list[dict], out: Path, log, build, load_4bit) -> ResultsFile:
+    """`evaluate_run` once the settings are checked and the results file `out` is this process's."""
     units = [("base", 0, None)] if eval_cfg.get("base", True) else []
-    for step, path in complete_checkpoints(run_dir):
+    checkpoints = complete_checkpoints(run_dir)
+    if not checkpoints:
+        if not units:
+            raise CheckpointError(f"{run_dir} holds no complete checkpoint and base=false: nothing to evaluate. "
+                                  "Train the run first (a run with rl.save_strategy=no and rl.save_final=false "
+                                  "saves none), or set base=true to evaluate its base model")
+        print(f"warning: {run_dir} holds no complete checkpoint; evaluating only the base model", file=sys.stderr)
+    for step, path in checkpoints:
         units.append((path.name, step, path))
+    paper_fn, paper_format_fn = paper_graders(eval_cfg)
+    results = ResultsFile(out, settings_of(eval_cfg, datasets), metrics=METRICS + (PAPER_METRICS if paper_fn else ()))
     R = int(eval_cfg.repeats)
     todo = [(u, ds) for u in units for ds in datasets if results.done(u[0], ds["key"]) < R]
     if not todo:
@@ -318,17 +335,16 @@ def evaluate_run(run_dir: str | Path, eval_cfg, log=print, *, build=None, load_4
                 k = int(eval_cfg.get("examples", 3))
                 examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i],
                              "correct": correct[i], "formatted": formatted[i]} for i in range(min(k, len(texts)))]
-                line = (f"{entry} {ds['key']} repeat {r}: ans_acc {metrics['ans_acc']:.4f} "
-                        f"for_acc {metrics['for_acc']:.4f} both_acc {metrics['both_acc']:.4f} "
-                        f"length {metrics['lengths']:.1f}")
+                shown = ("ans_acc", "for_acc", "both_acc") if format_fn else ("ans_acc",)  # no format: no for/both
+                line = (f"{entry} {ds['key']} repeat {r}: " + " ".join(f"{m} {metrics[m]:.4f}" for m in shown)
+                        + f" length {metrics['lengths']:.1f}")
                 if paper_fn:
                     paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
                                                           format_fn=paper_format_fn, cols=cols)
                     metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
                     for ex, c, f in zip(examples, p_correct, p_formatted):
                         ex.update(paper_correct=c, paper_formatted=f)
-                    line += (f" | paper ({eval_cfg.paper_grader}): ans_acc {paper['ans_acc']:.4f} "
-                             f"for_acc {paper['for_acc']:.4f} both_acc {paper['both_acc']:.4f}")
+                    line += f" | paper ({eval_cfg.paper_grader}): " + " ".join(f"{m} {paper[m]:.4f}" for m in shown)
                 results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
                 log(line)
     if generator is not None:

@@ -1,12 +1,14 @@
 """Is this run directory the same run? `check_run_dir(cfg, path)` before train.py writes anything.
 
-    from pods.run.rundir import check_run_dir
+    from pods.run.rundir import check_run_dir, lock_run_dir
     check_run_dir(cfg, Path("checkpoints/my-run"))   # ConfigError when it holds a different run
+    with lock_run_dir(Path("checkpoints/my-run")): ...  # pods.io.LockedError while another process has it
 
 A run directory holds one run: resuming it with other settings (except the run length, logging and
 saving, which may change between resumes) is refused with the changed keys, and nothing in it is touched.
 Also refused: continuing a run that saved nothing, and changing the length of a run whose learning-rate
-schedule is sized by that length.
+schedule is sized by that length. One process at a time writes a run directory: `lock_run_dir`
+holds `<run_dir>/.lock` (pods.io.exclusive_lock), and a second process is refused with the first one's PID and host.
 """
 
 from __future__ import annotations
@@ -17,12 +19,23 @@ from omegaconf import OmegaConf
 
 from pods.config import read_run_config, to_container
 from pods.errors import ConfigError
+from pods.io import exclusive_lock
 from pods.run.checkpoint import latest
 from pods.run.metrics import read_metrics
 
 RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation", "check_memory",
                        "model.architecture", "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
                        "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
+
+
+LOCK_FILE = ".lock"  # in the run directory while a process writes it (removed when it ends)
+
+
+def lock_run_dir(path: Path):
+    """Context manager: the run directory `path` (existing) is this process's until the block ends."""
+    return exclusive_lock(path / LOCK_FILE, f"run directory {path}",
+                          "two processes writing one run directory would mix their files: wait for that one to "
+                          "finish (or stop it), or train this one under another run_name=NAME")
 
 
 def differences(old: dict, new: dict, prefix: str = "") -> list[str]:

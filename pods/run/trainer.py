@@ -10,7 +10,8 @@ GRPO / GRPO-GA: all n) -> `pods.core.losses.policy_loss` over micro-batches of r
 
 Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
 warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
-(pods.run.metrics), `checkpoint-<step>/` (pods.run.checkpoint). Rerunning the same command resumes from
+(pods.run.metrics), `checkpoint-<step>/` (pods.run.checkpoint), `.lock` while a process trains it (a
+second one is refused: pods.run.rundir.lock_run_dir). Rerunning the same command resumes from
 the newest intact checkpoint. Step k samples with seed `sampling_seed(seed, k)` on every backend,
 so a resumed run samples what the uninterrupted one would. SIGTERM / Ctrl-C, non-finite steps and
 failed writes: pods.run.guard, pods.io, docs/long-runs.md.
@@ -63,7 +64,7 @@ from pods.io import atomic_write_text
 from pods.run import checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
 from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
-from pods.run.rundir import check_run_dir
+from pods.run.rundir import check_run_dir, lock_run_dir
 from pods.run.samples import SampleLog
 from pods.run.warmstart import ensure_warmstart
 
@@ -216,20 +217,27 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
 
     Raises pods.run.guard.Interrupted after a SIGTERM / SIGINT (the step in progress checkpointed),
     pods.run.guard.NonFiniteError after rl.max_nonfinite_steps skipped steps in a row, pods.io.WriteError
-    when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged.
+    when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged,
+    pods.io.LockedError when another process holds the run directory.
     """
     validate(cfg)
     examples = data.load_examples(cfg.dataset)  # every data file read and checked before any model loads
     if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
         cfg.model.name = str(ensure_warmstart(cfg.warmstart))  # relative to the project when cache_dir is
-    rl, alg = cfg.rl, algorithm(cfg)
     rdir = get_run_dir(cfg)
-    check_run_dir(cfg, rdir)
     check_offline(cfg.model.name)  # a hub model that cannot load offline, before anything is written
     fits = check_memory(cfg)  # on a GPU: the memory estimate; ConfigError with its table when it cannot fit
     if fits:
         print(fits)
     rdir.mkdir(parents=True, exist_ok=True)
+    with lock_run_dir(rdir):  # a second process on this run directory is refused (pods.io.LockedError)
+        return _train(cfg, rdir, examples, on_step=on_step, clock=clock)
+
+
+def _train(cfg, rdir: Path, examples, *, on_step, clock) -> Path:
+    """`train` inside the run directory `rdir`, which this process holds."""
+    rl, alg = cfg.rl, algorithm(cfg)
+    check_run_dir(cfg, rdir)  # under the lock: what it reads cannot change until the run ends
     for line in ckpt.clean_stale(rdir):  # before anything else is written
         print(f"{rdir}: {line}")
     if not cfg.resume and ckpt.latest(rdir) is not None:
@@ -258,7 +266,12 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
         generator.update_weights(policy)
         step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
         last_saved = (step, elapsed)
-        print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
+        if ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
+            limits = ", ".join(f"rl.{k}={rl[k]}" for k in ("max_steps", "max_time") if rl[k] is not None)
+            print(f"{rdir} is already trained to its end ({resume_from.name}, {elapsed:.0f} s of training; "
+                  f"{limits}): nothing to train")
+        else:
+            print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
     stream = PromptStream(len(prompts), cfg.seed)
     schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
     sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)

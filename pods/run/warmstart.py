@@ -7,9 +7,10 @@ learn, so the demo first trains the tiny model built in code (`pods.backends.tin
 on correct answers of the training split, evaluating greedy accuracy on a small held-out set every
 `eval_every` steps, and stops at the first evaluation that reaches `target_greedy` (a low but
 non-zero accuracy). The result (model, tokenizer, `warmstart.json` with the settings and the
-measured accuracies) goes to `<cache_dir>/<hash of the settings>/`, written to a temporary
-directory and renamed, so every run with the same settings (the demo comparison's 9 runs) shares
-one and a crash never leaves a half-written one.
+measured accuracies and each file's sha256) goes to `<cache_dir>/<hash of the settings>/`, written
+to a temporary directory and renamed, so every run with the same settings (the demo comparison's 9
+runs) shares one and a crash never leaves a half-written one. A cached one is checked against its
+checksums at every use; a damaged one (truncated, edited, half-deleted) is said so and rebuilt.
 
 Command line (prints the cache directory and the accuracies):
     uv run python -m pods.run.warmstart [key=value ...]   # no arguments: the demo's warm start
@@ -18,6 +19,7 @@ Command line (prints the cache directory and the accuracies):
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -116,7 +118,8 @@ def train(s: WarmStartSettings, log=print):
             model.eval()
             acc = accuracy(model, tok, test_p, test_a, verifier, max_new_tokens=s.max_new_tokens)
             history.append({"step": step, "loss": loss.item(), "greedy_acc": acc, "seconds": time.time() - t0})
-            log(f"warm start step {step}: loss {loss.item():.3f}, greedy held-out accuracy {acc:.3f}")
+            log(f"warm start step {step}: loss {loss.item():.3f}, greedy accuracy {acc:.3f} on {len(test_a)} "
+                "held-out problems")
             if acc >= s.target_greedy:
                 sampled = accuracy(model, tok, test_p, test_a, verifier, max_new_tokens=s.max_new_tokens,
                                    temperature=1.0, seed=s.seed)
@@ -127,15 +130,58 @@ def train(s: WarmStartSettings, log=print):
                        f"(last: {history[-1] if history else None}); raise warmstart.max_steps or lr")
 
 
+INFO_FILE = "warmstart.json"  # settings, accuracies, and `files`: {name: sha256} of the other files
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def checksums(directory: Path) -> dict[str, str]:
+    """{file name: sha256} of every file in `directory` except INFO_FILE."""
+    return {p.name: _sha256(p) for p in sorted(directory.iterdir()) if p.is_file() and p.name != INFO_FILE}
+
+
+def cache_problem(directory: Path) -> str | None:
+    """Why the cached warm start in `directory` cannot be used, or None when every file matches its checksum."""
+    try:
+        files = json.loads((directory / INFO_FILE).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return f"{INFO_FILE} is missing, unreadable or without checksums ({type(err).__name__})"
+    if not isinstance(files, dict) or not files:
+        return f"{INFO_FILE} lists no files"
+    for name, digest in files.items():
+        f = directory / str(name)
+        if not f.is_file():
+            return f"{name} is missing"
+        if _sha256(f) != digest:
+            return f"{name} does not match its checksum ({f.stat().st_size} bytes; truncated or changed)"
+    return None
+
+
+def _discard(directory: Path) -> None:
+    """Remove a damaged cache entry (renamed aside first, so no process sees it half-deleted)."""
+    aside = directory.with_name(f".{directory.name}.damaged-{os.getpid()}")
+    try:
+        os.rename(directory, aside)
+    except FileNotFoundError:  # another process discarded it first
+        return
+    shutil.rmtree(aside, ignore_errors=True)
+
+
 def ensure_warmstart(cfg, log=print) -> Path:
-    """The cached warm-started model directory for these settings, training it first if missing."""
+    """The cached warm-started model directory for these settings, (re)training it first if missing or damaged."""
     problems = warmstart_problems(cfg)
     if problems:
         raise ConfigError("invalid warm-start settings:\n  - " + "\n  - ".join(problems))
     s, cache_dir = settings_from(cfg)
     final = cache_dir / s.key()
-    if (final / "warmstart.json").is_file():
-        return final
+    if final.exists():
+        damage = cache_problem(final)
+        if damage is None:
+            return final
+        print(f"warning: the cached warm start {final} is damaged ({damage}); rebuilding it", file=sys.stderr)
+        _discard(final)
     log(f"warm start: training the tiny model on {s.dataset} to greedy accuracy {s.target_greedy} -> {final}")
     model, tok, info = train(s, log=log)
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -144,26 +190,30 @@ def ensure_warmstart(cfg, log=print) -> Path:
         os.chmod(tmp, new_dir_mode())  # shareable like any directory, not mkdtemp's private 0700
         model.save_pretrained(tmp)
         tok.save_pretrained(tmp)
-        (tmp / "warmstart.json").write_text(json.dumps(info, indent=1))
+        (tmp / INFO_FILE).write_text(json.dumps({**info, "files": checksums(tmp)}, indent=1))
         try:
             os.rename(tmp, final)
         except OSError:  # another process finished the same warm start first: keep theirs
-            if not (final / "warmstart.json").is_file():
+            if cache_problem(final) is not None:
                 raise
             shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     log(f"warm start: {info['steps']} steps, greedy {info['greedy_acc']:.3f}, sampled (T=1) "
-        f"{info['sampled_acc_t1']:.3f}, {info['seconds']:.0f} s")
+        f"{info['sampled_acc_t1']:.3f} on {s.eval_size} held-out problems, {info['seconds']:.0f} s")
     return final
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(int(os.environ.get("PODS_THREADS", "1")))
     from omegaconf import OmegaConf
+
+    from pods.cli import set_cpu_threads
+
+    set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
 
     cfg = OmegaConf.to_container(OmegaConf.from_dotlist(sys.argv[1:]))  # key=value, typed as YAML
     path = ensure_warmstart(cfg)
     print(path)
-    print(json.dumps({k: v for k, v in json.loads((path / "warmstart.json").read_text()).items() if k != "history"}))
+    info = json.loads((path / INFO_FILE).read_text())
+    print(json.dumps({k: v for k, v in info.items() if k not in ("history", "files")}))

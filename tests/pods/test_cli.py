@@ -148,3 +148,49 @@ def test_an_override_hydra_cannot_parse_is_named(capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "cannot parse 'rl.n=['" in err and "cannot parse 'x={a:'" in err and "seed" not in err
+
+
+def test_cpu_threads_default_to_one_per_core_only_when_idle_threads_sleep():
+    assert cli.cpu_threads({"OMP_WAIT_POLICY": "PASSIVE"}) is None  # torch's default: one per core
+    assert cli.cpu_threads({"OMP_WAIT_POLICY": "passive"}) is None
+    assert cli.cpu_threads({}) == 1  # torch loaded before quiet_openmp could act: its threads spin
+    assert cli.cpu_threads({"OMP_WAIT_POLICY": "ACTIVE"}) == 1
+    assert cli.cpu_threads({"PODS_THREADS": "3", "OMP_WAIT_POLICY": "ACTIVE"}) == 3  # the override wins
+
+
+@pytest.mark.parametrize("value", ["many", "0", "-2", "1.5", ""])
+def test_pods_threads_must_be_a_positive_integer(value):
+    with pytest.raises(ConfigError, match=f"PODS_THREADS={value!r}: must be a positive integer"):
+        cli.cpu_threads({"PODS_THREADS": value})
+
+
+def test_quiet_openmp_keeps_a_users_policy_and_acts_only_before_torch_loads(monkeypatch):
+    import sys
+
+    env = {"OMP_WAIT_POLICY": "ACTIVE"}
+    cli.quiet_openmp(env)
+    assert env == {"OMP_WAIT_POLICY": "ACTIVE"}
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    env = {}
+    cli.quiet_openmp(env)
+    assert env == {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
+def test_quiet_openmp_leaves_the_environment_alone_once_torch_is_loaded():
+    import torch  # noqa: F401  (loaded: OpenMP already read its settings)
+
+    env = {}
+    cli.quiet_openmp(env)
+    assert env == {}  # so cpu_threads sees spinning threads and keeps to 1
+    assert cli.cpu_threads(env) == 1
+
+
+def test_set_cpu_threads_applies_the_choice():
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        assert cli.set_cpu_threads({"PODS_THREADS": "1"}) == 1 == torch.get_num_threads()
+        assert cli.set_cpu_threads({"OMP_WAIT_POLICY": "PASSIVE"}) == 1  # None: left as it is
+    finally:
+        torch.set_num_threads(before)

@@ -1,6 +1,7 @@
-"""Atomic writes: new content appears whole; a failed write leaves the old file and no temp file."""
+"""Atomic writes: new content appears whole; a failed write leaves the old file and no temp file. The lock."""
 
 import json
+import os
 
 import pytest
 
@@ -85,3 +86,75 @@ for name, save in [("a.pt", lambda p: torch.save(x, open(p, "wb"))), ("b.safeten
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert out.stdout.splitlines() == [f"file too large: {tmp_path}/a.pt", f"file too large: {tmp_path}/b.safetensors"], out.stderr
+
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from pods.io import exclusive_lock
+with exclusive_lock(Path(sys.argv[1]), "the thing", "wait"):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def holder(path, seconds=600):
+    """A real second process holding the lock on `path`; returns once it holds it."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_second_process_is_refused_with_the_holders_pid_and_host(tmp_path):
+    import socket
+
+    from pods.io import LockedError, exclusive_lock
+
+    lock = tmp_path / ".lock"
+    proc = holder(lock)
+    try:
+        with pytest.raises(LockedError) as err:
+            with exclusive_lock(lock, "run directory x", "choose another run_name"):
+                pass
+        msg = str(err.value)
+        assert f"run directory x is in use by another process (pid {proc.pid} on host {socket.gethostname()}" in msg
+        assert msg.endswith("; choose another run_name")
+    finally:
+        proc.terminate()
+        proc.wait()
+    with exclusive_lock(lock, "run directory x", ""):  # free once it ended (SIGTERM: not even its finally ran)
+        assert f"pid {os.getpid()} " in lock.read_text()
+    assert not lock.exists()  # removed on release
+
+
+def test_a_killed_holder_leaves_no_lock(tmp_path):
+    import signal
+
+    from pods.io import exclusive_lock
+
+    lock = tmp_path / ".lock"
+    proc = holder(lock)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert lock.exists()  # the file stays, the lock does not
+    with exclusive_lock(lock, "x", ""):
+        assert f"pid {os.getpid()} " in lock.read_text()
+
+
+def test_released_locks_can_be_taken_again_in_the_same_process(tmp_path):
+    from pods.io import LockedError, exclusive_lock
+
+    lock = tmp_path / ".lock"
+    with exclusive_lock(lock, "x", ""):
+        with pytest.raises(LockedError):  # the same process twice is refused too
+            with exclusive_lock(lock, "x", ""):
+                pass
+    with pytest.raises(RuntimeError):
+        with exclusive_lock(lock, "x", ""):
+            raise RuntimeError("boom")
+    with exclusive_lock(lock, "x", ""):
+        pass
+    assert list(tmp_path.iterdir()) == []

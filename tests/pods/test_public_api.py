@@ -70,3 +70,21 @@ def test_a_users_own_rewards_module_does_not_shadow_pods_rewards(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "[1.0]", "True"]
+
+
+def test_help_is_short_and_loads_nothing_heavy():
+    """help(pods) documents the package, not TRL's trainer: a page, at once, without torch or TRL."""
+    code = ("import pods, pydoc, sys; text = pydoc.render_doc(pods, renderer=pydoc.plaintext); "
+            "print(len(text.splitlines()), 'torch' in sys.modules, 'trl' in sys.modules, 'PODSTrainer' in text)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines, torch_loaded, trl_loaded, named = out.stdout.split()
+    assert int(lines) < 80 and torch_loaded == trl_loaded == "False" and named == "True"
+
+
+def test_select_takes_a_plain_list():
+    assert sorted(pods.select([0.0, 1.0, 0.5, 1.0], 2).tolist()) in ([0, 1], [0, 3])  # the lowest and a highest
+    assert pods.select([[0.0, 1.0, 0.5]], 2).shape == (1, 2)
+    with pytest.raises(ValueError, match=r"rewards must have shape \[G, n\] or \[n\], got \(1, 1, 2\)"):
+        pods.select([[[0.0, 1.0]]], 1)
+    with pytest.raises(ValueError, match="rewards must be numbers"):
+        pods.select(["a", "b"], 1)

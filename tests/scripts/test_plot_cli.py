@@ -129,7 +129,7 @@ def test_figure_marks_partial_points_and_counts_runs_honestly(tmp_path):
     line, hollow = ax.get_lines()
     assert line.get_xdata().tolist() == [0, 5, 10, 15, 20]  # whole steps only
     assert hollow.get_xdata().tolist() == [20] and hollow.get_markerfacecolor() == "white"
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["GRPO (3 runs; hollow points: 2)"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["GRPO (3 runs; hollow points: 2 runs)"]
     assert ax.get_xlabel() == "training step"
     with pytest.raises(ValueError, match="separate axes"):
         draw_curves(ax, curves["steps"] + plot.build_curves(plot.parse_args(
@@ -139,3 +139,69 @@ def test_figure_marks_partial_points_and_counts_runs_honestly(tmp_path):
     args = plot.parse_args(["curves", "--results", str(tmp_path), "--setting", "grpo", "--x", "steps",
                             "--max-hours", str(100 / 3600)])
     assert plot.build_curves(args)["steps"][0].n.tolist() == [3, 3, 2]
+
+
+def test_figures_speak_plainly_time_units_fit_the_data_and_labels_have_one_pair_of_parentheses(tmp_path):
+    """An 8-minute run is drawn in minutes, the title names the metric in words, interpolated time axes
+    say so inside the unit's parentheses, and a legend gives a range of run counts, not a list."""
+    import matplotlib.pyplot as plt
+
+    from pods.analysis.curves import Curve
+    from pods.analysis.figures import axis_label, curve_label, draw_curves, metric_label, new_figure, time_unit_for
+
+    three_seeds(tmp_path)  # checkpoints at up to 205 s
+    args = plot.parse_args(["curves", "--results", str(tmp_path), "--setting", "grpo", "--dataset", "gsm8k"])
+    assert args.time_axis == "auto"
+    fig, axes = new_figure(2)
+    curves = plot.build_curves(args)
+    for ax, x in zip(axes, curves):
+        draw_curves(ax, curves[x], metric=args.metric, title=f"{args.dataset}: {metric_label(args.metric)}",
+                    time_unit=args.time_axis)
+    assert axes[0].get_xlabel() == "training time (minutes; runs interpolated)"
+    assert axes[0].get_xticks().max() < 10  # minutes, not 0.05 hours
+    assert axes[0].get_title() == "gsm8k: answer accuracy" and axes[0].get_ylabel() == "answer accuracy"
+    plt.close(fig)
+
+    assert [time_unit_for(h) for h in (0.01, 8 / 60, 1.9, 6.0)] == ["seconds", "minutes", "minutes", "hours"]
+    assert metric_label("paper_ans_acc") == "answer accuracy, paper grader" and metric_label("xyz") == "xyz"
+    assert axis_label("training step", None) == "training step"
+    assert axis_label("training time", "hours", "training seconds (1 thread per run)", interpolated=True) == \
+        "training seconds (1 thread per run; runs interpolated)"
+    ten = Curve("PODS", np.array([0.0, 1.0, 2.0, 3.0]), np.full((10, 4), 0.5), [f"r{i}" for i in range(10)])
+    ten.values[:6, 1] = np.nan  # 4 runs at x = 1
+    ten.values[:1, 2] = np.nan  # 9 runs at x = 2
+    assert curve_label(ten) == "PODS (10 runs; hollow points: 4-9 runs)"
+    ten.values[:, 1:3] = 0.5
+    ten.values[1:, 3] = np.nan  # 1 run at the last point
+    assert curve_label(ten) == "PODS (10 runs; hollow points: 1 run)"
+
+
+def test_out_that_is_a_file_is_refused_before_anything_is_drawn(tmp_path, capsys):
+    three_seeds(tmp_path)
+    target = tmp_path / "figs"
+    target.write_text("mine")
+    assert plot.main(["curves", "--results", str(tmp_path), "--setting", "grpo", "--out", str(target)]) == 2
+    assert f"--out {target} is a file, not a folder" in capsys.readouterr().err
+    assert target.read_text() == "mine"
+
+
+def test_settings_by_glob_and_by_run_name(tmp_path, monkeypatch):
+    """Derived run names are long: a glob names the seeds, and a run_name is found in checkpoints/."""
+    from pods.analysis.settings import find_run_dirs, load_setting
+    from pods.errors import ResultsError
+
+    for seed in (0, 1):
+        write_seed(tmp_path / "checkpoints" / f"arithmetic-tiny-pods-max_variance-n64-m16-seed{seed}",
+                   {0: (0, [0.1]), 5: (30, [0.2])})
+    write_seed(tmp_path / "checkpoints" / "arithmetic-tiny-grpo-n16-m16-seed0", {0: (0, [0.1]), 5: (20, [0.3])})
+    write_seed(tmp_path / "checkpoints" / "mine", {0: (0, [0.1]), 5: (20, [0.3])})
+    monkeypatch.chdir(tmp_path)
+    assert [p.name for p in find_run_dirs("*pods*n64*", "checkpoints")] == [
+        "arithmetic-tiny-pods-max_variance-n64-m16-seed0", "arithmetic-tiny-pods-max_variance-n64-m16-seed1"]
+    assert len(load_setting("checkpoints/*-seed0")) == 2  # a path with a glob
+    assert [r.name for r in load_setting("mine")] == ["mine"]  # --results left at ".": checkpoints/mine
+    with pytest.raises(ResultsError, match=r"the pattern matches no run directory .*run directories there: "
+                                           r"\['arithmetic-tiny-grpo-n16-m16-seed0'"):
+        load_setting("*n128*", "checkpoints")
+    assert plot.main(["curves", "--results", "checkpoints", "--setting", "*pods*", "--setting", "*grpo*",
+                      "--out", "figs"]) == 0

@@ -403,3 +403,17 @@ def test_load_examples_refuses_an_empty_set():
     with pytest.raises(ConfigError, match="arithmetic: digits must be in 1..18, got 0"):
         data.load_examples({"name": "arithmetic", "split": "train", "path": None, "limit": None,
                             "options": {"digits": 0}})
+
+
+def test_a_generated_task_refuses_a_file_or_hub_it_would_ignore():
+    from pods.errors import ConfigError
+
+    assert set(data.GENERATED) == {"arithmetic", "gsm_symbolic"}
+    with pytest.raises(ConfigError, match="^path: arithmetic is generated in code and reads no file, so it would be "
+                                          "ignored; remove it"):
+        data.load_dataset("arithmetic", path="train.jsonl")
+    assert data.generated_source_problem("arithmetic", "dataset.", path="x", hub="y").startswith(
+        "dataset.hub, dataset.path: arithmetic is generated in code and reads no file, so they would be ignored; "
+        "remove them")
+    assert data.generated_source_problem("gsm8k", "dataset.", path="x") is None
+    assert data.generated_source_problem("arithmetic", "dataset.", path=None) is None

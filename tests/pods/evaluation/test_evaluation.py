@@ -251,6 +251,44 @@ def test_sweep_reports_strict_and_paper_accuracy(gsm8k_run):
     assert sorted(off.data["base"]["gsm8k"]) == ["ans_acc", "both_acc", "for_acc", "lengths"]
 
 
+def test_a_task_without_a_format_prints_no_format_accuracy(gsm8k_run, capsys):
+    """for_acc / both_acc (ours and the paper's) mean nothing where the task has no format: not printed."""
+    from pods.evaluation import evaluate_run
+
+    run_dir, ev, build, _ = gsm8k_run
+    lines = []
+    evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX},format_reward:null}}]"), log=lines.append, build=build)
+    assert "base gsm8k repeat 0: ans_acc 0.5000 length 4.0 | paper (paper_answer): ans_acc 1.0000" == lines[1]
+    assert "warning: " + f"{run_dir} holds no complete checkpoint; evaluating only the base model" in capsys.readouterr().err
+    assert (run_dir / "eval_results.json").is_file()
+
+
+def test_a_results_file_another_evaluation_writes_is_refused(gsm8k_run):
+    """A real second process holding the results file: refused with its PID; free again once it is gone."""
+    import subprocess
+    import sys
+
+    from pods.evaluation import evaluate_run
+    from pods.io import LockedError
+
+    run_dir, ev, build, _ = gsm8k_run
+    hold = ("import sys, time; from pathlib import Path; from pods.io import exclusive_lock\n"
+            "with exclusive_lock(Path(sys.argv[1]), 'x', ''):\n    print('held', flush=True); time.sleep(600)")
+    proc = subprocess.Popen([sys.executable, "-c", hold, str(run_dir / ".eval_results.json.lock")],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(LockedError, match=rf"results file {run_dir / 'eval_results.json'} is in use by another "
+                                              rf"process \(pid {proc.pid} on host"):
+            evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX}}}]"), log=lambda *a: None, build=build)
+        assert not (run_dir / "eval_results.json").exists()
+    finally:
+        proc.kill()
+        proc.wait()
+    evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX}}}]"), log=lambda *a: None, build=build)
+    assert (run_dir / "eval_results.json").is_file() and not (run_dir / ".eval_results.json.lock").exists()
+
+
 def test_paper_grader_must_be_a_paper_grader(gsm8k_run):
     from pods.evaluation import evaluate_run
 

@@ -265,12 +265,17 @@ def test_time_sized_cosine_follows_the_training_clock_and_resumes_exactly(tmp_pa
     assert [r["optimizer_steps"] for r in resumed] == list(range(1, len(rows) + 1))
 
 
-def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monkeypatch):
+def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monkeypatch, capsys):
     run_dir, rows, _ = run(tmp_path, monkeypatch, "rl.max_steps=1")
+    capsys.readouterr()
     again_dir, again, spy = run(tmp_path, monkeypatch, "rl.max_steps=1")  # finished run: nothing to do
     assert again_dir == run_dir and again == rows and spy.updates == []
+    out = capsys.readouterr().out
+    assert f"{run_dir} is already trained to its end (checkpoint-1" in out and "nothing to train" in out
+    assert "resuming" not in out
     _, longer, _ = run(tmp_path, monkeypatch, "rl.max_steps=2")  # a longer budget continues the run
     assert [r["step"] for r in longer] == [1, 2] and longer[0] == rows[0]
+    assert f"resuming {run_dir} from checkpoint-1" in capsys.readouterr().out
     with pytest.raises(trainer.ConfigError, match="already holds a different run"):
         run(tmp_path, monkeypatch, "rl.max_steps=1", "rl.n=16")
 

@@ -66,3 +66,27 @@ def test_unreached_target_raises_and_leaves_no_cache(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="did not reach"):
         ws.ensure_warmstart(cfg, log=lambda *a: None)
     assert not any(tmp_path.iterdir())
+
+
+def test_a_damaged_cache_is_said_so_and_rebuilt(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(ws, "task_data", easy_task)
+    cfg = dict(FAST, target_greedy=1.0, cache_dir=str(tmp_path))
+    path = ws.ensure_warmstart(cfg, log=lambda *a: None)
+    info = json.loads((path / "warmstart.json").read_text())
+    assert set(info["files"]) == {p.name for p in path.iterdir()} - {"warmstart.json"}
+    assert ws.cache_problem(path) is None
+    weights = path / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])  # truncated, as by a full disk or a killed copy
+    assert ws.cache_problem(path) == "model.safetensors does not match its checksum (1000 bytes; truncated or changed)"
+    assert ws.ensure_warmstart(cfg, log=lambda *a: None) == path
+    assert (f"warning: the cached warm start {path} is damaged (model.safetensors does not match its checksum (1000 "
+            "bytes; truncated or changed)); rebuilding it\n") in capsys.readouterr().err
+    assert ws.cache_problem(path) is None and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+    (path / "tokenizer.json").unlink()
+    assert ws.cache_problem(path) == "tokenizer.json is missing"
+    info.pop("files")  # a cache written before checksums were: rebuilt once
+    (path / "warmstart.json").write_text(json.dumps(info))
+    assert "without checksums" in ws.cache_problem(path)
+    ws.ensure_warmstart(cfg, log=lambda *a: None)
+    assert "rebuilding it" in capsys.readouterr().err and ws.cache_problem(path) is None
