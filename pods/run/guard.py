@@ -1,23 +1,13 @@
 """Guards of a training run: stop cleanly on SIGTERM / Ctrl-C, skip non-finite steps, keep NaN out of saves.
 
     with StopSignals() as stop:                   # or stop.install() ... stop.restore()
-        ... one step ...; checkpoint when stop.requested
-        if stop.requested: raise Interrupted(stop.signum, step, latest_checkpoint)
+        ...  # one step; if stop.requested: checkpoint, then raise Interrupted(stop.signum, step, checkpoint)
     reason = nonfinite_reason(loss, grad_norm)    # None, or e.g. "loss is nan"
-    streak = NonFiniteStreak(limit=3)
-    streak.update(step, reason, last_checkpoint)  # NonFiniteError on the 3rd skipped step in a row
+    streak = NonFiniteStreak(limit=3); streak.update(step, reason, last_checkpoint)  # NonFiniteError: 3rd in a row
     nonfinite_count(policy.trainable_parameters())  # tensors holding NaN/inf (pods.run.checkpoint refuses to save)
 
-Signals: the first SIGTERM or SIGINT only sets `stop.signum`; the loop finishes the step in
-progress (or drops it, when the signal comes between dynamic sampling's generation rounds), saves a
-checkpoint and raises `Interrupted`, which train.py turns into a message
-saying how to resume and exit code 0 (SIGINT: the user stopped it) or 143 = 128 + SIGTERM
-(schedulers such as Slurm treat it as preempted / requeue-able). A second signal exits at once
-with 128 + its number (130 or 143), without saving: the run resumes from its last checkpoint,
-and a half-written checkpoint directory is removed at the next start. The same signal again
-within DUPLICATE_SECONDS of the first is one event delivered twice, not a second signal:
-`uv run` passes a Ctrl-C on to its child ~0.2 s after the terminal already did (uv 0.13,
-measured), and a scheduler may signal the launcher and the trainer alike.
+The first signal only sets `stop.signum`; a second one exits at once with 128 + its number, but the same
+signal again within DUPLICATE_SECONDS is the first delivered twice. Exit codes, why: docs/long-runs.md.
 """
 
 from __future__ import annotations
@@ -33,7 +23,7 @@ import torch
 from pods.errors import PodsError
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
-DUPLICATE_SECONDS = 1.0  # the same signal again sooner than this counts as the first one delivered twice
+DUPLICATE_SECONDS = 1.0  # the same signal sooner is the first delivered twice: uv run relays Ctrl-C ~0.2 s later
 
 
 def exit_code(signum: int, second: bool = False) -> int:

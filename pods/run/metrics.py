@@ -1,24 +1,13 @@
 """Metrics and progress: a step's metrics row, `metrics.jsonl` always, wandb when enabled, phase timers, a tqdm bar.
 
     row = step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm)   # total [G, n], kept_idx [G, k]
-
     timers = PhaseTimers()
     with timers("generation"): ...            # -> {"time/generation": seconds}
-    log = MetricsLogger(run_dir, cfg, resume_step=0)
-    log.log({"step": 1, "elapsed_seconds": 2.5, **timers.pop(), "reward/total": 0.3})
-    log.close()
+    log = MetricsLogger(run_dir, cfg, resume_step=0)   # log.close() when done
+    log.log({"step": 1, "elapsed_seconds": 2.5, **timers.pop(), "reward/total": 0.3})   # + TRL's names
 
-`metrics.jsonl` in the run directory holds one JSON object per training step (keys: see
-pods/run/trainer.py), plus TRL's name for every quantity TRL logs too (`reward`, `rewards/<fn>/mean`,
-`completions/mean_length`, `learning_rate`, ...: pods.config.aliases.trl_metric_names, docs/vocabulary.md),
-so dashboards of both training paths share names. On resume from checkpoint-<k> the lines of steps > k
-(written after that checkpoint by the interrupted run, and trained again identically) are dropped, so
-the file reads like one uninterrupted run; step k's row, if its write failed after the checkpoint was
-saved, is restored from the checkpoint (`resume_row`). Training again from step 0 (no checkpoint to
-resume from) never wipes rows an earlier attempt logged: the file is first renamed to
-`metrics.restarted-<unix time>.jsonl`. A failed write raises pods.io.WriteError ("<cause>: <path>").
-wandb (optional) runs offline when no WANDB_API_KEY is set; its run id is derived from the run
-name, so a resumed run continues the same wandb run.
+Keys: docs/training.md (TRL's names too: docs/vocabulary.md); a resume loses no row (MetricsLogger);
+a failed write raises pods.io.WriteError ("<cause>: <path>").
 """
 
 from __future__ import annotations
@@ -98,7 +87,13 @@ def keep_earlier_attempt(run_dir: Path, log=print) -> Path | None:
 
 
 class MetricsLogger:
-    """Appends metrics rows to metrics.jsonl; mirrors them to wandb when cfg.logging.wandb."""
+    """Appends metrics rows to metrics.jsonl; mirrors them to wandb when cfg.logging.wandb.
+
+    Resuming from checkpoint-<k> (`resume_step=k`) drops the rows of steps > k (the interrupted run wrote
+    them after that checkpoint; they are trained again identically), so the file reads like one run, and
+    restores step k's `resume_row` if its write failed after the checkpoint was saved. At step 0 an earlier
+    attempt's rows are kept in `metrics.restarted-<unix time>.jsonl`, never wiped.
+    """
 
     def __init__(self, run_dir: Path, cfg=None, resume_step: int = 0, resume_row: dict | None = None):
         self.run_dir = Path(run_dir)
@@ -135,10 +130,10 @@ class MetricsLogger:
 def _start_wandb(run_dir: Path, cfg):
     wandb = require("wandb", "wandb")
 
-    if not os.environ.get("WANDB_API_KEY") and "WANDB_MODE" not in os.environ:
+    if not os.environ.get("WANDB_API_KEY") and "WANDB_MODE" not in os.environ:  # no account: log offline
         os.environ["WANDB_MODE"] = "offline"
     return wandb.init(project=cfg.logging.project, entity=cfg.logging.entity, name=run_dir.name,
-                      id=run_dir.name.replace("/", "_")[:128], resume="allow", dir=str(run_dir),
+                      id=run_dir.name.replace("/", "_")[:128], resume="allow", dir=str(run_dir),  # resumes continue it
                       config=OmegaConf.to_container(cfg, resolve=True))
 
 

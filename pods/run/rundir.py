@@ -4,11 +4,9 @@
     check_run_dir(cfg, Path("checkpoints/my-run"))   # ConfigError when it holds a different run
     with lock_run_dir(Path("checkpoints/my-run")): ...  # pods.io.LockedError while another process has it
 
-A run directory holds one run: resuming it with other settings (except the run length, logging and
-saving, which may change between resumes) is refused with the changed keys, and nothing in it is touched.
-Also refused: continuing a run that saved nothing, and changing the length of a run whose learning-rate
-schedule is sized by that length. One process at a time writes a run directory: `lock_run_dir`
-holds `<run_dir>/.lock` (pods.io.exclusive_lock), and a second process is refused with the first one's PID and host.
+Refused, with the changed keys and nothing touched: settings other than the run's (RUN_NAME_IRRELEVANT, such
+as the length, logging and saving, may change), continuing a run that saved nothing, a new length for a schedule
+sized by it. One process at a time holds `<run_dir>/.lock` (pods.io.exclusive_lock); docs/long-runs.md.
 """
 
 from __future__ import annotations

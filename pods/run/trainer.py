@@ -2,36 +2,11 @@
 
     run_dir = pods.run.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
 
-Per step: take B prompts -> generate n completions each -> score with the configured rewards ->
-`pods.core.algorithms.plan_update` (PODS: `select` m per prompt, `group_advantages` on the kept ones;
-GRPO / GRPO-GA: all n) -> `pods.core.losses.policy_loss` over micro-batches of rl.micro_batch_size
-(gradients accumulate; every importance ratio is 1) -> clip, ONE optimizer and scheduler step -> log
--> checkpoint when due.
-
-Run directory `<output_root>/<run_name>/` (pods.config.run_dir): `config.yaml` (resolved; when a
-warm start is configured, model.name is the warm-started model's directory), `metrics.jsonl`
-(pods.run.metrics), `checkpoint-<step>/` (pods.run.checkpoint), `.lock` while a process trains it (a
-second one is refused: pods.run.rundir.lock_run_dir). Rerunning the same command resumes from
-the newest intact checkpoint. Step k samples with seed `sampling_seed(seed, k)` on every backend,
-so a resumed run samples what the uninterrupted one would. SIGTERM / Ctrl-C, non-finite steps and
-failed writes: pods.run.guard, pods.io, docs/long-runs.md.
-
-metrics.jsonl keys per step: step, elapsed_seconds, data_position, optimizer_steps,
-time/{generation,scoring,selection,update,weight_sync,reference,checkpoint,step}
-(reference is inside update; weight_sync is the generator's hand-over after the update; checkpoint
-is outside step and outside elapsed_seconds), reward/total,
-reward/<fn> (means over all n rollouts), reward_kept/total, reward_kept/<fn> (over the kept m),
-accuracy, accuracy_kept (fraction with the accuracy reward > 0), frac_groups_with_spread(_kept)
-(groups whose rewards are not all equal), completion_length/{mean,max}, completion_length_kept/mean,
-frac_truncated, loss, kl (beta > 0), grad_norm, lr (the one this step's optimizer step used:
-pods.core.schedule, sized by rl.max_steps or, when that is null, by the time budget rl.max_time),
-skipped (true: the loss or the gradient norm was NaN/inf and the optimizer step was skipped),
-skip_reason (only when skipped), generation_rounds, prompts_drawn, frac_drawn_informative,
-groups_trained, groups_informative, short_batch (pods.core.collect, docs/workbench.md).
-A reward that fails or returns anything but finite numbers (pods.errors.RewardError), or rounds that
-run out with rl.short_batch=error, stop the run after keeping the last completed step.
-`on_step(row, policy, generator) -> dict | None` (optional) runs after each step's update,
-outside the training-time clock; a dict it returns is added to the step's metrics row.
+Per step: B prompts -> n completions each -> rewards [B, n] -> `pods.core.algorithms.plan_update` (which
+rollouts, their advantages) -> `pods.core.losses.policy_loss` over micro-batches of rl.micro_batch_size
+-> clip, ONE optimizer and scheduler step -> log -> checkpoint when due. Rerunning resumes from the newest
+intact checkpoint; step k samples with `sampling_seed(seed, k)`. The run directory and the metrics.jsonl
+keys: docs/training.md; signals, non-finite steps, failed writes: docs/long-runs.md.
 """
 
 from __future__ import annotations
@@ -215,10 +190,13 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
 def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     """Run (or resume) training per `cfg`; return the run directory.
 
-    Raises pods.run.guard.Interrupted after a SIGTERM / SIGINT (the step in progress checkpointed),
-    pods.run.guard.NonFiniteError after rl.max_nonfinite_steps skipped steps in a row, pods.io.WriteError
-    when a file cannot be written, pods.run.checkpoint.CheckpointError when every checkpoint is damaged,
-    pods.io.LockedError when another process holds the run directory.
+    `on_step(row, policy, generator) -> dict | None` runs after each step's update, outside the training
+    clock; a dict it returns is added to the step's metrics row. Raises pods.run.guard.Interrupted after a
+    SIGTERM / SIGINT (the step in progress checkpointed), pods.run.guard.NonFiniteError after
+    rl.max_nonfinite_steps skipped steps in a row, pods.errors.RewardError (a reward failed or returned
+    non-finite scores) or pods.core.collect.ShortBatchError (rl.short_batch=error) after keeping the last
+    completed step, pods.io.WriteError when a file cannot be written, pods.errors.CheckpointError when every
+    checkpoint is damaged, pods.io.LockedError when another process holds the run directory.
     """
     validate(cfg)
     examples = data.load_examples(cfg.dataset)  # every data file read and checked before any model loads

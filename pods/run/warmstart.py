@@ -1,19 +1,12 @@
 """The CPU demo's supervised warm start: a tiny random model taught the task a little, then stopped.
 
     model_dir = ensure_warmstart(cfg.warmstart)   # -> checkpoints/.warmstart/<hash>/ (cached)
+    uv run python -m pods.run.warmstart [key=value ...]   # the same from a shell; prints the directory, accuracies
 
-RL from a random model gets no reward at all, and RL from a well-trained one has nothing left to
-learn, so the demo first trains the tiny model built in code (`pods.backends.tiny`) with teacher forcing
-on correct answers of the training split, evaluating greedy accuracy on a small held-out set every
-`eval_every` steps, and stops at the first evaluation that reaches `target_greedy` (a low but
-non-zero accuracy). The result (model, tokenizer, `warmstart.json` with the settings and the
-measured accuracies and each file's sha256) goes to `<cache_dir>/<hash of the settings>/`, written
-to a temporary directory and renamed, so every run with the same settings (the demo comparison's 9
-runs) shares one and a crash never leaves a half-written one. A cached one is checked against its
-checksums at every use; a damaged one (truncated, edited, half-deleted) is said so and rebuilt.
-
-Command line (prints the cache directory and the accuracies):
-    uv run python -m pods.run.warmstart [key=value ...]   # no arguments: the demo's warm start
+Trains `pods.backends.tiny`'s model by teacher forcing on correct answers, checks greedy accuracy on a held-out
+set every `eval_every` steps and stops once it reaches `target_greedy`. The cache `<cache_dir>/<hash>/` (model,
+tokenizer, `warmstart.json`: the settings, accuracies, each file's sha256) is written whole or not at all and
+checked at every use: a damaged one is rebuilt with a warning. Bad settings: ConfigError. Why: docs/demo.md.
 """
 
 from __future__ import annotations
