@@ -2,28 +2,12 @@
 
     texts, lens = sample_answers(generator, prompt_ids, sampling)          # one sample per prompt
     m = score(texts, lens, answers, answer_fn=..., format_fn=...)        # ans/for/both acc, lengths
-    results = evaluate_run(run_dir, eval_cfg)                              # -> pods.evaluation.results.ResultsFile
+    results = evaluate_run(run_dir, eval_cfg)     # evaluate-run.py: -> pods.evaluation.results.ResultsFile
 
-Metrics per (checkpoint, dataset, repeat), as in the paper's result files:
-- `ans_acc`: fraction of completions whose answer the dataset's verifier accepts (reward > 0);
-- `for_acc`: fraction in the strict <think>/<answer> format (reward `format` = rewards.format.strict_format);
-- `both_acc`: both at once; `lengths`: mean completion length in tokens;
-- `paper_ans_acc`, `paper_for_acc`, `paper_both_acc` (when `paper_grader` is set): the same by the
-  authors' own grader and format flag (rewards.paper), the numbers comparable with the paper's.
-
-The results file (pods/evaluation/results.py, re-exported here) has the paper's layout, plus each
-checkpoint's `step` and `elapsed_seconds` (read from its `state.json`), the base model under key
-`base`, a few example completions under `examples`, and two string fields that mark the file as
-ours (`format`) and record the evaluation settings (`settings`), so a foreign or mismatched file
-is never overwritten.
-
-The sweep over a run directory is `evaluate_run(run_dir, eval_cfg)` (used by evaluate-run.py and
-scripts/demo_compare.py): it evaluates the base model first (optional), then every complete
-checkpoint, with the weights `eval_cfg.weights` names (pods.backends.merged.WEIGHTS):
-- `adapter` (default): the run's backend is rebuilt from its `config.yaml` and each checkpoint's
-  `policy/` is loaded into that policy: the trained policy exactly (a 4-bit LoRA run: NF4(W) + dW);
-- `merged_4bit` (the paper's protocol): each LoRA is merged into the 16-bit base and the merged model
-  reloaded in 4-bit NF4, as the authors evaluated (NF4(W + dW)); docs/evaluation.md.
+`evaluate_run` evaluates the base model (optional), then every complete checkpoint, with the weights
+`eval_cfg.weights` names (`adapter`: the trained policy exactly; `merged_4bit`: the paper's NF4(W + dW)),
+and writes `eval_results.json` (the paper's layout, pods/evaluation/results.py) after every repeat. The
+metrics (strict and by the paper's grader), the weights and the file: docs/evaluation.md.
 """
 
 from __future__ import annotations
