@@ -1,14 +1,12 @@
 """Drawing helpers (matplotlib, Agg backend): curves with 95% bands, seconds-per-step bars, saving.
 
-Every figure is written as PNG and PDF, each to a temporary file first and then renamed, so an
-interrupted run never leaves a half-written figure behind.
+    fig, axes = new_figure(2)
+    draw_curves(axes[0], curves)     # pods.analysis.curves; hollow markers where fewer than all runs contribute
+    save(fig, out, "name")           # out/name.png and out/name.pdf, each to a temporary file, then renamed
 
-Curves (pods.analysis.curves) carry their own axis (time or steps); `draw_curves` marks points where
-fewer than all runs contribute with hollow markers and says how many in the legend ("3 runs; hollow
-points: 2 runs", or a range "4-9 runs"); the shaded band is the 95% t-interval of the mean over runs,
-inside the metric's range. The time axis shows seconds, minutes or hours to suit the data (`time_unit_for`).
-
-Use: `fig, axes = new_figure(2)`; `draw_curves(axes[0], curves)`; `save(fig, out, "name")`.
+Each curve keeps its own axis (time or steps); the band is the 95% t-interval of the mean over runs, clipped to
+the metric's range; time is shown in seconds, minutes or hours to suit the data (`time_unit_for`); the legend
+counts runs ("3 runs; hollow points: 2 runs", or "4-9 runs"). An interrupted save leaves no half-written figure.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """Load evaluation results of many runs into `Run` objects with a time and step per checkpoint.
 
-Sources (see docs/analysis.md):
-- the paper's files `<setting>-Run<k>.json`: `{checkpoint-<step>: {dataset: {metric: [R]}}}`; the
-  i-th checkpoint in step order (0-based) was taken at (i + 1) * hours_per_checkpoint; their
-  accuracies are also offered as `paper_ans_acc` etc. (they were graded by the paper's grader);
-- base-model files (`base-qwen.json`): `{dataset: {metric: [R]}}`, the t = 0 point;
-- our run directories `checkpoints/<run>/eval_results.json` (same layout, each checkpoint entry
-  also carries `step` and `elapsed_seconds`, used instead of the grid; `paper_ans_acc` etc. when
-  evaluate-run.py ran the paper-compatible grader);
-- the multi-GPU tracker exports `<stem>-acc.csv` / `<stem>-length.csv` (see `pods.analysis.csvruns`).
+    run = load_paper_file(".../Instruct-GSM8K-512-16-16-Run0.json", "Instruct-GSM8K-512-16-16", 0.5)
+    base = load_base(".../base-qwen.json")          # {dataset: {metric: [R]}}: a run with one point, t = 0
+    run = load_run_dir("checkpoints/<run>")         # our eval_results.json: each checkpoint's step and time
+    runs = check_irregular(runs, 0.5, policy="align")   # IRREGULAR_POLICIES; warns IrregularCheckpointsWarning
 
-Use: `runs = load_setting("Instruct-GSM8K-512-16-16", results_dir, hours_per_checkpoint=0.5)`.
-Irregular checkpoint counts within a setting raise an `IrregularCheckpointsWarning` and are
-handled by the `irregular` policy ("align", "warn", "drop"; see `IRREGULAR_POLICIES`).
+A paper file's i-th checkpoint (0-based, in step order) is placed at (i + 1) x hours_per_checkpoint, and its
+accuracies are also `paper_ans_acc` etc.; a bad file is a ResultsError naming it. A whole SETTING:
+pods.analysis.settings.load_setting; the sources (and the multi-GPU CSVs, csvruns): docs/analysis.md.
 """
 
 from __future__ import annotations

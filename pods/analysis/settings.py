@@ -1,14 +1,12 @@
 """Resolve a SETTING given on the command line into its runs.
 
-A SETTING is, tried in this order:
-1. a directory (inside --results, as given, or a train.py `run_name` in checkpoints/): one run directory
-   (`eval_results.json` inside) or a directory holding several run directories of one setting (seeds);
-   a glob (`'*-n64-m16-*'`, `'checkpoints/*pods*'`) names every run directory it matches, as seeds;
-2. `<stem>:<pattern>`: a multi-GPU setting in `<stem>-acc.csv` (e.g. `h100s:n128-m32-ga4`);
-3. a file-name prefix in --results: all `<prefix>-Run<k>.json` (the paper's layout);
-4. a prefix of run directories in --results named `<prefix>-s<k>` / `<prefix>-seed<k>` / `<prefix>_seed<k>`.
+    runs = load_setting("Instruct-GSM8K-512-16-16", "paper-data/results", hours_per_checkpoint=0.5)
 
-Use: `runs = load_setting("Instruct-GSM8K-512-16-16", "paper-data/results", hours_per_checkpoint=0.5)`.
+A SETTING is, tried in this order: 1. a directory (in --results, as given, or a train.py `run_name` in
+checkpoints/): one run directory (`eval_results.json` inside) or a folder of them (seeds), or a glob of run
+directories (`'*-n64-m16-*'`); 2. `<stem>:<pattern>`, a multi-GPU setting in `<stem>-acc.csv` (`h100s:n128-m32-ga4`);
+3. a prefix of the paper's `<prefix>-Run<k>.json` files in --results; 4. a prefix of run directories there named
+`<prefix>-s<k>` / `<prefix>-seed<k>` / `<prefix>_seed<k>`. Else a ResultsError naming what is there. docs/analysis.md.
 """
 
 from __future__ import annotations
