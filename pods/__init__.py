@@ -1,16 +1,12 @@
 """pods: GRPO-PODS, policy optimisation with down-sampled rollouts (arXiv 2504.13818).
 
-Public API (imported lazily: `import pods` loads neither torch nor TRL, and neither does `help(pods)`;
-`help(pods.select)`, `help(pods.PODSTrainer)` document each name):
-
     from pods import select, group_advantages      # the algorithm, pure tensor functions
     from pods import PODSConfig, PODSTrainer       # PODS as a TRL GRPOTrainer (pods.integrations.trl)
     from pods import rewards                       # the verifier registry: rewards.get / names / combined
     from pods import get_reward, reward_names, combined_rewards   # the same three, flat
 
-The algorithm lives in three pure modules: `pods.core.downsample` (which m of the n rollouts to keep),
-`pods.core.advantages` (group-relative advantages) and `pods.core.losses` (the GRPO policy loss). Everything
-else (data, backends, the training loop, checkpoints, evaluation) calls them.
+Imported lazily: `import pods` and `help(pods)` load neither torch nor TRL; `help(pods.select)` etc. document
+each name. The method is `pods.core` (downsample, advantages, algorithms, losses): docs/development.md.
 """
 
 from __future__ import annotations

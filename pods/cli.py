@@ -1,31 +1,13 @@
 """Error handling shared by the command-line programs: messages for our errors, tracebacks for bugs.
 
-    # an argparse script (scripts/speedup.py):
-    if __name__ == "__main__":
-        sys.exit(pods.cli.run_script(main, program="speedup.py"))
-
-    # a Hydra program (train.py): the task runs inside app.job, the whole program inside app.main
-    app = pods.cli.HydraApp("train.py")
-    @hydra.main(config_path="config", config_name="train", version_base=None)
-    def main(cfg): app.job(lambda: train(cfg), doing="training")
-    if __name__ == "__main__": app.main(main)
-
+    sys.exit(pods.cli.run_script(main, program="speedup.py"))   # an argparse script, under __main__
+    app = pods.cli.HydraApp("train.py")             # a Hydra program (train.py): app.main(main) under __main__,
+    app.job(lambda: train(cfg), doing="training")   # and this inside the @hydra.main function
     with pods.cli.doing(f"loading {checkpoint}"): ...     # library code: what an unexpected error interrupted
+    pods.cli.quiet_openmp(); pods.cli.set_cpu_threads()   # first in an entry point, before torch loads
 
-    pods.cli.quiet_openmp()       # first thing in an entry point, before torch loads (see CPU threads below)
-    pods.cli.set_cpu_threads()    # torch's CPU threads: PODS_THREADS, else one per core if they sleep, else 1
-
-Exit codes: 0 done; 2 a problem the user can fix (`pods.errors.PodsError`: a setting, a data or
-results file, a run directory), printed as `<program>: error: <message>` without a traceback; 1
-an unexpected error (a bug or the environment), printed with its traceback and one more line
-saying what the program was doing (the `doing` notes: which file, which checkpoint). Hydra's own
-errors before the task starts (an override it cannot parse, an unknown config group option) keep
-Hydra's message and exit 2. In a `-m` sweep a failing job reports itself and the next job still
-runs; the sweep exits 2 (1 if a job hit an unexpected error) after listing the failed jobs. Jobs run
-in this process (hydra/launcher=basic) or in their own (hydra_plugins/pods_launcher), which hand
-their `JobFailure`s back as `SweepFailed`; Ctrl-C during a sweep exits 130 with a note. CPU threads:
-`quiet_openmp()` before torch loads, then `set_cpu_threads()` (PODS_THREADS, else one per core with
-sleeping OpenMP threads, else 1; why: docs/development.md).
+Exit codes: 0 done; 2 a `pods.errors.PodsError` ("<program>: error: <message>", no traceback) or Hydra's own
+error; 1 anything else (its traceback, then what it was doing). docs/configuration.md (sweeps), development.md (threads).
 """
 
 from __future__ import annotations

@@ -3,12 +3,11 @@
     atomic_write_json(run_dir / "eval_results.json", results)
     atomic_write_text(run_dir / "config.yaml", text)
     with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
+    with exclusive_lock(path, "run directory x", hint): ...   # LockedError at once while another process holds it
 
-A write goes to a temporary file in the same directory, is flushed to disk and replaces the target
-(`os.replace`); on any error the old target is left untouched. A new file gets the mode `open(path, "w")`
-would give it, not mkstemp's 0600. A failed write (disk full, permission, I/O, quota) raises `WriteError`,
-an OSError and a PodsError: "no space left on device: runs/x/checkpoint-40". `exclusive_lock` holds an flock
-on a file naming its PID and host; a second process gets `LockedError`; the OS drops it when its process dies.
+A write goes to a temporary file beside the target, is flushed to disk and renamed over it (`os.replace`): on any
+error the old target is left untouched. A new file gets the mode `open(path, "w")` would give it. A failed write
+(disk full, permission, I/O, quota) raises `WriteError`, an OSError and a PodsError: "no space left on device: x".
 """
 
 from __future__ import annotations
@@ -112,7 +111,7 @@ def atomic_write(path: str | Path, write: Callable[[TextIO], None]) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             with os.fdopen(fd, "w") as f:
-                os.fchmod(f.fileno(), mode)
+                os.fchmod(f.fileno(), mode)  # not mkstemp's 0600
                 write(f)
                 f.flush()
                 os.fsync(f.fileno())
@@ -142,8 +141,9 @@ def _holder(fd: int) -> str:
 
 @contextmanager
 def exclusive_lock(path: str | Path, what: str, hint: str):
-    """Hold an exclusive flock on `path` (created, then removed on release) for the block; LockedError
-    "<what> is in use by <holder>; <hint>" at once when another process holds it."""
+    """Hold an exclusive flock on `path` (created naming this process's PID and host, removed on release) for
+    the block; LockedError "<what> is in use by <holder>; <hint>" at once when another process holds it. The OS
+    drops the lock when its process dies, however it dies."""
     path = Path(path)
     while True:
         with writing(path):
