@@ -5,7 +5,7 @@
     uv run python train.py experiment=gsm8k_main                  # the paper's GRPO 16/16 vs PODS 64/16 (GPU)
     uv run python train.py -m rl.n=16,32,64 rl.m=16               # a sweep
 
-The run goes to checkpoints/<run_name>/ (see pods/run/trainer.py); rerunning the same command resumes
+The run goes to checkpoints/<run_name>/ (docs/training.md); rerunning the same command resumes
 from its newest intact checkpoint. TRL's names work as aliases with a note (`num_generations=16`
 is `rl.n=16`, `learning_rate=1e-6` is `optim.lr=1e-6`; table: docs/vocabulary.md), and an unknown
 key is refused with the closest one ("did you mean rl.n?"). Every setting and data file is checked
