@@ -28,7 +28,7 @@ import os
 import sys
 from pathlib import Path
 
-from pods.cli import quiet_openmp
+from pods.cli import quiet_openmp, run_script, set_cpu_threads
 
 quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
@@ -257,8 +257,6 @@ def main(argv: list[str] | None = None):
 
 def cli(argv: list[str] | None = None) -> int:
     """`main` for the command line: a preset or data problem is one message and exit code 2 (pods.cli)."""
-    from pods.cli import run_script, set_cpu_threads
-
     def run(args):
         set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
         main(args)
