@@ -16,7 +16,8 @@ dynamic sampling (grpo-ds, pods-ds), 10 seeds each.
    fewer seeds contribute), final accuracies, and the steps (and seconds) each method needs to reach
    GRPO's final accuracy, with the random control; every "x fewer" ratio with a 95% interval from a
    bootstrap over seeds (pods.analysis.speedup.reach_ratio_ci: seeds resampled with replacement within
-   each arm, seed-mean curves and their crossing recomputed; --bootstrap resamples).
+   each arm, seed-mean curves and their crossing recomputed; --bootstrap resamples), and the differences
+   of final seed means between arms (PAIRS) with the same kind of interval.
 Everything lands in --out (default checkpoints/demo-compare/): runs, demo_compare.png, summary.json.
 Rerunning continues: finished trainings and evaluations are skipped (train.py and evaluate-run.py resume).
 """
@@ -46,6 +47,9 @@ METHODS = {  # name -> (n, m, rule, dynamic sampling, label)
     "grpo-ds": (16, 16, "none", True, "GRPO 16/16 + dynamic sampling"),
     "pods-ds": (64, 16, "max_variance", True, "PODS 64->16 + dynamic sampling"),
 }
+# (a, b): differences of final seed means reported with a bootstrap interval (summary.json "final_differences")
+PAIRS = (("pods", "grpo"), ("random", "grpo"), ("pods", "random"), ("grpo-ds", "grpo"), ("pods-ds", "grpo-ds"),
+         ("pods-ds", "pods"))
 METRICS = {"sampled": ("eval_results.json", "sampled pass@1 (T=1)"), "greedy": ("eval_greedy.json", "greedy accuracy")}
 
 
@@ -215,7 +219,7 @@ def report(args) -> dict:
     from pods.analysis.curves import setting_curve
     from pods.analysis.figures import BAND, draw_curves, new_figure, save
     from pods.analysis.loaders import load_run_dir
-    from pods.analysis.speedup import first_reach, reach_ratio_ci, speedups
+    from pods.analysis.speedup import difference_ci, first_reach, reach_ratio_ci, speedups
 
     fig, axes = new_figure(2, width=5.5, height=4.0, nrows=2)  # [sampled steps, sampled time, greedy ...]
     summary = {"steps": args.steps, "seeds": args.seeds, "eval_size": args.eval_size, "draws": args.draws,
@@ -243,6 +247,9 @@ def report(args) -> dict:
                     e[f"{kind}_ratio_ci95"], e[f"{kind}_ratio_never_reached"] = ci["ci95"], ci["never_reached"]
             e.update(train_stats(args, meth))
             out[meth] = e
+        summary.setdefault("final_differences", {})[metric] = {
+            f"{a} - {b}": difference_ci(out[a]["final_per_seed"], out[b]["final_per_seed"], n_boot=args.bootstrap)
+            for a, b in PAIRS if a in out and b in out}
         # the figure: the same curves, bands and markers as scripts/plot.py (pods.analysis)
         runs = {m: [load_run_dir(args.out / run_name(m, s), m, METRICS[metric][0]) for s in args.seeds]
                 for m in args.methods}
@@ -286,6 +293,11 @@ def print_table(summary: dict) -> None:
                   f"{e['seconds_per_step']:7.3f} {fmt(e.get('median_generation_s'), '{:.2f}'):>6s} "
                   f"{fmt(e.get('median_update_s'), '{:.2f}'):>6s} {fmt(e.get('wasted_update_fraction'), '{:.2f}'):>6s} "
                   f"{fmt(e.get('generation_rounds'), '{:.2f}'):>6s}")
+    for metric, diffs in summary.get("final_differences", {}).items():
+        print(f"\n{METRICS[metric][1]}, final seed means: difference in points [95% bootstrap interval over seeds]")
+        for pair, d in diffs.items():
+            ci = f" [{100 * d['ci95'][0]:+.1f}, {100 * d['ci95'][1]:+.1f}]" if d["ci95"] else ""
+            print(f"  {pair:20s} {100 * d['diff']:+.1f}{ci}")
 
 
 def run(argv=None) -> None:

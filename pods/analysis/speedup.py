@@ -3,11 +3,11 @@
     row = speedup(base_curve, method_curve, max_hours=6.0, n_boot=2000, seed=0)   # dict, keys in KEYS
     row["speedup_99"], row["ci95_99"]       # baseline's time to 0.99 x its peak / the method's, and its interval
     ci = reach_ratio_ci(base_x, base_y, x, y)   # per-seed curves on shared checkpoints (scripts/demo_compare.py)
+    d = difference_ci(finals_a, finals_b)       # {"diff", "ci95"}: difference of two arms' seed means
 
-Contract: hours on each curve's own grid, clipped to max_hours; the peak is the highest mean and the first time it
-is attained; `speedup_exact` / `speedup_99` use the first checkpoint at or above the level, `_interp` the linear
-crossing; None = not reached (or a time of 0); the bootstrap resamples runs within each setting (not reached counts
-as 0, `never_reached_*` is their share); intervals are None with a single run or n_boot 0. docs/analysis.md.
+Contract: hours on each curve's grid, clipped to max_hours; peak = first highest mean; `speedup_*` use the first
+checkpoint at or above the level (`_interp`: the linear crossing), None = not reached; bootstraps resample runs
+within each setting (not reached = 0, `never_reached_*` its share), None with one run or n_boot 0. docs/analysis.md.
 """
 
 from __future__ import annotations
@@ -116,6 +116,18 @@ def reach_ratio_ci(base_x: np.ndarray, base_y: np.ndarray, x: np.ndarray, y: np.
         ratios[i] = to_base / to_method if to_base and to_method else 0.0
     return {"ci95": [round(float(np.percentile(ratios, q)), 6) for q in (2.5, 97.5)],
             "never_reached": float(np.mean(ratios == 0))}
+
+
+def difference_ci(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, seed: int = 0) -> dict:
+    """Mean of `a` minus mean of `b` (per-seed values [Sa], [Sb], e.g. final accuracies) with its 95% interval,
+    each arm's seeds resampled with replacement -> {"diff": d, "ci95": [lo, hi]} (ci95 None with < 2 seeds)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    diff = float(a.mean() - b.mean())
+    if n_boot <= 0 or len(a) < 2 or len(b) < 2:
+        return {"diff": diff, "ci95": None}
+    rng = np.random.default_rng(seed)
+    boot = a[rng.integers(0, len(a), (n_boot, len(a)))].mean(1) - b[rng.integers(0, len(b), (n_boot, len(b)))].mean(1)
+    return {"diff": diff, "ci95": [round(float(np.percentile(boot, q)), 6) for q in (2.5, 97.5)]}
 
 
 def _runs_at(c: Curve, hours: float | None) -> int | None:

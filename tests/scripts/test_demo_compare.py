@@ -70,6 +70,10 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
     assert pods_steps.mean[0] - pods_steps.half_width[0] < 0 and pods_steps.lo[0] == 0.0  # clipped to [0, 1]
     assert min(float(c.lo.min()) for cs in drawn for c in cs) >= 0.0
     assert (tmp_path / "demo_compare.pdf").is_file()
+    diffs = json.loads((tmp_path / "summary.json").read_text())["final_differences"]["sampled"]
+    assert list(diffs) == ["pods - grpo", "random - grpo", "pods - random"]  # PAIRS whose arms ran
+    assert diffs["pods - grpo"]["diff"] == pytest.approx(0.1) and diffs["random - grpo"]["diff"] == pytest.approx(0)
+    assert 0 < diffs["pods - grpo"]["ci95"][0] <= 0.1 <= diffs["pods - grpo"]["ci95"][1]
 
 
 def test_commands_share_prompt_stream_and_warm_start(tmp_path):

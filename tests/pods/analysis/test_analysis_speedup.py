@@ -6,7 +6,7 @@ from scipy import stats
 
 from pods.analysis.curves import Curve, setting_curve
 from pods.analysis.loaders import Run
-from pods.analysis.speedup import KEYS, first_reach, peak, speedup, speedups
+from pods.analysis.speedup import KEYS, difference_ci, first_reach, peak, speedup, speedups
 
 T = np.array([0.5, 1.0, 1.5, 2.0])
 
@@ -148,3 +148,18 @@ def test_reach_ratio_ci_resamples_seeds_and_recomputes_the_crossing():
     assert reach_ratio_ci(steps[:1], base[:1], steps, twice) == {"ci95": None, "never_reached": None}  # one seed
     assert reach_ratio_ci(steps, base, steps, twice, n_boot=200, seed=3) == reach_ratio_ci(steps, base, steps, twice,
                                                                                           n_boot=200, seed=3)
+
+
+def test_difference_ci_of_seed_means():
+    a, b = np.array([0.35, 0.33, 0.37, 0.34, 0.36]), np.array([0.30, 0.28, 0.32, 0.29, 0.31])
+    d = difference_ci(a, b, n_boot=2000, seed=0)
+    assert d["diff"] == pytest.approx(0.05)
+    lo, hi = d["ci95"]
+    assert 0.0 < lo < 0.05 < hi < 0.1  # the arms do not overlap: the interval excludes 0
+    half = 1.96 * np.sqrt(a.var() / len(a) + b.var() / len(b))  # the bootstrap's normal approximation
+    assert hi - lo == pytest.approx(2 * half, rel=0.25)
+    same = difference_ci(a, a, n_boot=2000, seed=0)
+    assert same["diff"] == 0.0 and same["ci95"][0] < 0 < same["ci95"][1]
+    assert difference_ci(a, b, n_boot=500, seed=1) == difference_ci(list(a), list(b), n_boot=500, seed=1)
+    assert difference_ci(a[:1], b) == {"diff": pytest.approx(0.05), "ci95": None}  # one seed: no interval
+    assert difference_ci(a, b, n_boot=0)["ci95"] is None
