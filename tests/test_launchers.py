@@ -181,7 +181,10 @@ def test_ctrl_c_stops_a_local_sweep_after_the_running_job_saved_its_step(tmp_pat
                              "rl.save_steps=1000", "seed=0,1", f"output_root={out}",
                              f"hydra.sweep.dir={tmp_path / 'multirun'}"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PODS_THREADS": "1"}, start_new_session=True)
+                            env={**os.environ, "PODS_THREADS": "1"}, start_new_session=True,
+                            # a terminal's process takes Ctrl-C even where the tests run with SIGINT ignored (a
+                            # background job of a non-interactive shell: Python then keeps it ignored)
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     end = time.time() + 300
     while not [m for m in out.glob("*/metrics.jsonl") if m.read_text().count("\n") >= 2]:
         assert proc.poll() is None and time.time() < end, proc.communicate()[1][-3000:]
