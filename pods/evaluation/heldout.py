@@ -28,15 +28,19 @@ from pods.run.rundir import lock_run_dir
 HELDOUT_FILE = "heldout.json"  # {"settings": {...}, "results": {"base" | "checkpoint-<step>": {metric: value}}}
 
 
-def heldout_accuracy(generator, tokenizer, run_cfg) -> dict[str, float]:
-    """Held-out accuracy of the current policy per the run's `evaluation` section (HeldoutConfig):
-    sampled pass@1 = mean accuracy over `draws` samples per problem of the first `size` test problems
-    of the run's dataset, plus greedy accuracy when `greedy` is true; `problems`: how many there were."""
-    ev = HeldoutConfig(**(run_cfg.get("evaluation") or {}))
+def heldout_problems(tokenizer, run_cfg, ev: HeldoutConfig) -> tuple:
+    """The first `ev.size` test problems of the run's dataset, prepared for `heldout_accuracy`
+    (pods.evaluation.prepare_dataset's tuple: prompts, answers, columns, answer function, ...)."""
     ds = eval_datasets({"datasets": [{"name": run_cfg.dataset.name, "limit": ev.size, "format_reward": None}]},
                        run_cfg)[0]
-    prompts, answers, cols, answer_fn, _, _ = prepare_dataset(ds, tokenizer)
-    max_tokens = ev.max_tokens or run_cfg.rl.max_completion_tokens
+    return prepare_dataset(ds, tokenizer)
+
+
+def heldout_accuracy(generator, problems: tuple, ev: HeldoutConfig, max_tokens: int) -> dict[str, float]:
+    """Held-out accuracy of the current policy on `problems` (heldout_problems): sampled pass@1 = mean
+    accuracy over `ev.draws` samples per problem, plus greedy accuracy when `ev.greedy`; `problems`: how
+    many there were."""
+    prompts, answers, cols, answer_fn, _, _ = problems
 
     def accuracy(temperature: float, seed: int) -> float:
         s = Sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
@@ -49,10 +53,9 @@ def heldout_accuracy(generator, tokenizer, run_cfg) -> dict[str, float]:
     return {**out, "problems": len(prompts)}
 
 
-def before_after_line(run_cfg, before: dict, after: dict, checkpoint: str) -> str:
+def before_after_line(run_cfg, ev: HeldoutConfig, before: dict, after: dict, checkpoint: str) -> str:
     """'held-out accuracy on the same 2000 arithmetic test problems, before RL -> after RL (checkpoint-500):
     sampled pass@1 0.0490 -> 0.1754 (T=1.0, mean of 4 draws), greedy 0.1300 -> 0.3500'."""
-    ev = HeldoutConfig(**run_cfg.evaluation)
     line = (f"held-out accuracy on the same {after['problems']} {run_cfg.dataset.name} test problems, before RL "
             f"(the base model) -> after RL ({checkpoint}): sampled pass@1 {before['sampled_acc']:.4f} -> "
             f"{after['sampled_acc']:.4f} (T={ev.temperature}, mean of {ev.draws} draws)")
@@ -61,10 +64,10 @@ def before_after_line(run_cfg, before: dict, after: dict, checkpoint: str) -> st
     return line
 
 
-def _settings(run_cfg) -> dict:
+def _settings(run_cfg, ev: HeldoutConfig) -> dict:
     """What the cached numbers depend on besides the checkpoint: the evaluation, the base model, the data."""
     d = OmegaConf.to_container(run_cfg.dataset, resolve=True)
-    return {"evaluation": dataclasses.asdict(HeldoutConfig(**run_cfg.evaluation)), "model": str(run_cfg.model.name),
+    return {"evaluation": dataclasses.asdict(ev), "model": str(run_cfg.model.name),
             "dataset": d["name"], "options": d.get("options") or {}, "prompt_style": d.get("prompt_style"),
             "max_completion_tokens": run_cfg.rl.max_completion_tokens}
 
@@ -87,19 +90,21 @@ def final_heldout(run_dir: str | Path, log=print) -> dict[str, dict] | None:
     ckpts = complete_checkpoints(run_dir)
     if not run_cfg.get("evaluation") or not ckpts:
         return None
-    last = ckpts[-1][1]
-    settings, path = _settings(run_cfg), run_dir / HELDOUT_FILE
+    last, ev = ckpts[-1][1], HeldoutConfig(**run_cfg.evaluation)
+    settings, path = _settings(run_cfg, ev), run_dir / HELDOUT_FILE
+    max_tokens = ev.max_tokens or run_cfg.rl.max_completion_tokens
     with lock_run_dir(run_dir):
         results = _cached(path, settings)
         todo = [name for name in ("base", last.name) if name not in results]
         if todo:
             policy, generator = backends.build(run_cfg)
+            problems = heldout_problems(policy.tokenizer, run_cfg, ev)  # the same problems before and after
         for name in todo:  # the base first, then the checkpoint loaded over it
             if name != "base":
                 policy.load(last / "policy")
                 generator.update_weights(policy)
             log(f"held-out evaluation of {run_dir.name}/{name}{' (before RL)' if name == 'base' else ''} ...")
-            results[name] = heldout_accuracy(generator, policy.tokenizer, run_cfg)
+            results[name] = heldout_accuracy(generator, problems, ev, max_tokens)
             atomic_write_json(path, {"settings": settings, "results": results})
-    log(before_after_line(run_cfg, results["base"], results[last.name], last.name))
+    log(before_after_line(run_cfg, ev, results["base"], results[last.name], last.name))
     return {"base": results["base"], last.name: results[last.name]}

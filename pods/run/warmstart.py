@@ -12,7 +12,6 @@ checked at every use: a damaged one is rebuilt with a warning. Bad settings: Con
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -29,6 +28,7 @@ from pods.config.checks import warmstart_problems
 from pods.config.schema import WarmStartSettings, settings_from
 from pods.errors import ConfigError
 from pods.io import new_dir_mode
+from pods.run.manifest import sha256
 
 
 # ----------------------------------------------------------------------------- data
@@ -126,13 +126,9 @@ def train(s: WarmStartSettings, log=print):
 INFO_FILE = "warmstart.json"  # settings, accuracies, and `files`: {name: sha256} of the other files
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def checksums(directory: Path) -> dict[str, str]:
     """{file name: sha256} of every file in `directory` except INFO_FILE."""
-    return {p.name: _sha256(p) for p in sorted(directory.iterdir()) if p.is_file() and p.name != INFO_FILE}
+    return {p.name: sha256(p) for p in sorted(directory.iterdir()) if p.is_file() and p.name != INFO_FILE}
 
 
 def cache_problem(directory: Path) -> str | None:
@@ -147,7 +143,7 @@ def cache_problem(directory: Path) -> str | None:
         f = directory / str(name)
         if not f.is_file():
             return f"{name} is missing"
-        if _sha256(f) != digest:
+        if sha256(f) != digest:
             return f"{name} does not match its checksum ({f.stat().st_size} bytes; truncated or changed)"
     return None
 
