@@ -79,7 +79,7 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     if missing or unknown:
         raise ConfigError(f"preset {path}: missing keys {missing}, unknown keys {unknown}; valid top-level keys: "
                           f"{', '.join(REQUIRED + OPTIONAL)}")
-    from pods import plugins, rewards
+    from pods import rewards
 
     problems = rewards.entry_problems(cfg["rewards"], where="rewards")  # {name, weight, unless} items
     if problems:
@@ -87,7 +87,7 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     names = [r["name"] for r in cfg["rewards"]]
 
     for name in names:  # registry names, or your own package.module:function (imported and probed here)
-        rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)
+        rewards.probe(name)
     for key in ("accuracy_reward", "format_reward"):
         if cfg.get(key) is not None and cfg[key] not in names:
             raise ConfigError(f"{key} {cfg[key]!r} is not among the rewards {names}")

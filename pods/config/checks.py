@@ -271,7 +271,7 @@ def reward_problems(d) -> list[str]:
              and isinstance(item.get("name"), str)]
     for name in dict.fromkeys(item["name"] for item in items):
         try:
-            rewards.probe(name) if plugins.is_plugin(name) else rewards.get(name)
+            rewards.probe(name)
         except ValueError as err:  # PluginError, RewardError, an unknown name
             p.append(f"dataset.rewards: {err}")
     names = [item["name"] for item in items]

@@ -131,7 +131,6 @@ class Combined:
         if problems:
             raise ValueError("combined " + "; ".join(problems))
         self.entries = [Entry(str(s["name"]), float(s.get("weight", 1.0)), s.get("unless")) for s in specs]
-        self.weights = {e.name: e.weight for e in self.entries}
         self.fns = {e.name: get(e.name) for e in self.entries}
 
     def __call__(self, completions: list[str], answers: list[str], **columns):
@@ -154,8 +153,11 @@ def combined(specs: list[dict]) -> Combined:
 
 
 def probe(name: str) -> None:
-    """Import a reward and call it on two completions (`plugins.PROBE`); the error of `scores` if it fails."""
-    scores(name, get(name), *plugins.PROBE, {}, during=" in the start-up probe")
+    """Look a reward up (an error for an unknown name); your own function is also imported and called on two
+    completions (`plugins.PROBE`), with the error of `scores` if that fails."""
+    fn = get(name)
+    if plugins.is_plugin(name):
+        scores(name, fn, *plugins.PROBE, {}, during=" in the start-up probe")
 
 
 # ----------------------------------------------------------------------------- the one check of every call
@@ -169,17 +171,13 @@ def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during:
     hint = f"\n  expected: {plugins.REWARD_SIGNATURE}" if yours else ""
     try:
         out = fn(completions, answers, **columns)
-    except TypeError as err:
-        if columns and yours and "unexpected keyword argument" in str(err):
-            raise RewardError(f"{where} does not accept the dataset's extra columns ({', '.join(columns)}): "
-                              f"TypeError: {err}; add **columns to its signature (each column arrives as a keyword "
-                              f"argument, one value per completion){hint}") from err
-        if not yours:
-            raise
-        raise RewardError(f"{where} raised TypeError: {err}{_probe_note(during)}{hint}") from err
     except Exception as err:  # noqa: BLE001 - your function's failure, reported as one message
         if not yours:
             raise  # a built-in verifier that raises is a bug of pods: keep its traceback
+        if isinstance(err, TypeError) and columns and "unexpected keyword argument" in str(err):
+            raise RewardError(f"{where} does not accept the dataset's extra columns ({', '.join(columns)}): "
+                              f"TypeError: {err}; add **columns to its signature (each column arrives as a keyword "
+                              f"argument, one value per completion){hint}") from err
         raise RewardError(f"{where} raised {type(err).__name__}: {err}{_probe_note(during)}{hint}") from err
     if isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Sized):
         raise RewardError(f"{where} returned {_show(out)} ({type(out).__name__}), not a list of {n} numbers: "
