@@ -33,10 +33,11 @@ from omegaconf import DictConfig  # noqa: E402
 APP = HydraApp("train.py")  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
 
 
-def command() -> str:
-    """The command line that started this program, as the user would type it again (`uv run` kept)."""
+def command(argv: list[str] | None = None) -> str:
+    """The command line of `argv` (default: the one that started this program), as the user would type it
+    again (`uv run` kept)."""
     launcher = ["uv", "run"] if os.environ.get("UV_RUN_RECURSION_DEPTH") else []  # set by `uv run` for its child
-    return shlex.join([*launcher, "python", *sys.argv])
+    return shlex.join([*launcher, "python", *(sys.argv if argv is None else argv)])
 
 
 def resume_hint() -> str:
@@ -44,8 +45,7 @@ def resume_hint() -> str:
     job = sweep_job()
     if job is None:
         return "rerun the same command to resume: " + command()
-    launcher = ["uv", "run"] if os.environ.get("UV_RUN_RECURSION_DEPTH") else []
-    return "rerun the sweep to resume, or this job alone: " + shlex.join([*launcher, "python", "train.py", *job[1]])
+    return "rerun the sweep to resume, or this job alone: " + command(["train.py", *job[1]])
 
 
 class Stop(Exception):

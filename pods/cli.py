@@ -139,8 +139,13 @@ class SweepFailed(SystemExit):
     """Raised by a launcher whose jobs ran in other processes, after the last one: their failures."""
 
     def __init__(self, failures: list[JobFailure], jobs: int):
-        super().__init__(1 if any(f.code == 1 for f in failures) else 2)
+        super().__init__(sweep_exit_code(failures))
         self.failures, self.jobs = failures, jobs
+
+
+def sweep_exit_code(failures: list[JobFailure]) -> int:
+    """A failed sweep's exit code: 1 when a job met an unexpected error (a bug), else 2 (a setting to fix)."""
+    return 1 if any(f.code == 1 for f in failures) else 2
 
 
 class HydraApp:
@@ -163,8 +168,8 @@ class HydraApp:
             return None
         except PodsError as err:
             where = f" in sweep {label}" if label else ""
-            report_error(self.program, err, where)
             failure = JobFailure(label or "", err.exit_code, f"{self.program}: error{where}: {err}")
+            print(failure.message, file=sys.stderr)
         except Exception as exc:  # noqa: BLE001 - reported with its traceback
             report_unexpected(self.program, exc, doing)
             failure = JobFailure(label or "", 1, f"{self.program}: unexpected {type(exc).__name__}: {exc}")
@@ -194,7 +199,7 @@ class HydraApp:
         if failed:
             names = "; ".join(f.label for f in failed)
             print(f"{self.program}: {len(failed)} of {jobs} sweep jobs failed: {names}", file=sys.stderr)
-            sys.exit(1 if any(f.code == 1 for f in failed) else 2)
+            sys.exit(sweep_exit_code(failed))
 
 
 def sweep_job() -> tuple[int, list[str]] | None:

@@ -24,8 +24,8 @@ from pods.backends.precision import DTYPES
 from pods.backends.tiny import ARCHITECTURES
 from pods.config.aliases import REMOVED_KEYS, hint
 from pods.config.fields import SEED_MAX, finite, integer, number, output_path, schema_problems, value_of
-from pods.config.schema import (OPTIMIZERS, SAVE_STRATEGIES, EvalConfig, HeldoutConfig, TrainConfig,
-                                WarmStartSettings)
+from pods.config.schema import (OPTIMIZERS, SAVE_STRATEGIES, EvalConfig, HeldoutConfig, RLConfig, TrainConfig,
+                                WarmStartSettings, settings_from)
 from pods.core.advantages import SCALES, STDS
 from pods.core.algorithms import ALGORITHMS
 from pods.core.collect import FILTER_METRICS, MAX_ROUNDS, SHORT_BATCH
@@ -148,11 +148,12 @@ def _rl(rl) -> list[str]:
 
 def _dynamic(rl) -> list[str]:
     """The dynamic-sampling settings act only with rl.dynamic_sampling=true: set otherwise, they would be ignored."""
-    changed = [f"rl.{k}={rl[k]}" for k, default in (("dynamic_sampling_metric", "accuracy"), ("short_batch", "partial"))
-               if rl[k] != default]
+    keys = ("dynamic_sampling_metric", "short_batch")
+    changed = [f"rl.{k}={rl[k]}" for k in keys if rl[k] != getattr(RLConfig, k)]
     if changed and not rl.dynamic_sampling:
         return [f"{', '.join(changed)}: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
-                "rl.dynamic_sampling_metric and rl.short_batch at their defaults (accuracy, partial)"]
+                f"rl.dynamic_sampling_metric and rl.short_batch at their defaults "
+                f"({', '.join(getattr(RLConfig, k) for k in keys)})"]
     return []
 
 
@@ -313,7 +314,7 @@ def warmstart_problems(warm) -> list[str]:
     p = _section_keys("warmstart", warm, WarmStartSettings, extra=("cache_dir", "enabled"))
     if p:
         return p
-    s = WarmStartSettings(**{k: v for k, v in warm.items() if k not in ("cache_dir", "enabled")})
+    s, _ = settings_from(warm)
     if not 0 < s.target_greedy <= 1:
         p.append(f"warmstart.target_greedy must lie in (0, 1], got {s.target_greedy}")
     if min(s.batch_size, s.max_steps, s.eval_every, s.eval_size, s.max_new_tokens) < 1 or s.lr <= 0:
