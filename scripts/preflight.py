@@ -84,13 +84,11 @@ def presets(gpus: list[str], extra: list[str]) -> int:
         for job in sweep_jobs(name):
             cfg = config([f"experiment={name}", *job, *extra])
             arch, w = model_architecture(cfg.model), memory.workload(cfg)
-            cells = []
-            for g in gpus:
-                est = memory.estimate(arch, w, total_gib=memory.GPUS[g])
-                fits = est.total_gib <= memory.GPUS[g]
-                cells.append(f"{est.total_gib:.1f} GiB {'fits' if fits else 'DOES NOT FIT'}")
-            generation = memory.estimate(arch, w, total_gib=memory.GPUS[gpus[0]]).generation
-            print(f"| {name} | {' '.join(job) or '-'} | {w.backend} | " + " | ".join(cells) + f" | {generation} |")
+            estimates = [memory.estimate(arch, w, total_gib=memory.GPUS[g]) for g in gpus]
+            cells = [f"{est.total_gib:.1f} GiB {'fits' if est.total_gib <= memory.GPUS[g] else 'DOES NOT FIT'}"
+                     for g, est in zip(gpus, estimates)]
+            print(f"| {name} | {' '.join(job) or '-'} | {w.backend} | " + " | ".join(cells)
+                  + f" | {estimates[0].generation} |")
     return 0
 
 

@@ -24,6 +24,7 @@ from pods.analysis.curves import setting_curve
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
 from pods.analysis.settings import base_run, hours_arg, load_setting
 from pods.analysis.csvruns import TIME_UNITS
+from pods.analysis.figures import time_unit_for
 from pods.analysis.speedup import speedup
 
 
@@ -58,9 +59,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def pick_unit(rows: list[dict]) -> str:
-    """The time unit that suits the runs: seconds below 2 minutes, minutes below 2 hours, else hours."""
-    longest = max((r[k] for r in rows for k in TIME_KEYS if r[k] is not None), default=0.0)
-    return "seconds" if longest < 2 / 60 else "minutes" if longest < 2 else "hours"
+    """The time unit that suits the runs (pods.analysis.figures.time_unit_for of the longest time)."""
+    return time_unit_for(max((r[k] for r in rows for k in TIME_KEYS if r[k] is not None), default=0.0))
 
 
 def _fmt(v, digits=3) -> str:

@@ -57,6 +57,11 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den
 
 
+def _ci95(values: np.ndarray) -> list[float]:
+    """The 2.5th and 97.5th percentiles of bootstrap values (rounded: floating-point noise off)."""
+    return [round(float(np.percentile(values, q)), 6) for q in (2.5, 97.5)]
+
+
 def speedups(tb: np.ndarray, yb: np.ndarray, tm: np.ndarray, ym: np.ndarray) -> dict:
     """Point estimates from mean curves (tb, yb) baseline and (tm, ym) method, each [C]."""
     b_peak, b_peak_t = peak(tb, yb)
@@ -94,8 +99,7 @@ def bootstrap_ci(base: Curve, method: Curve, n_boot: int = 2000, seed: int = 0) 
         s = speedups(base.hours, yb, method.hours, ym)
         exact[i] = s["speedup_exact"] or 0.0
         s99[i] = s["speedup_99"] or 0.0
-    ci = lambda a: [round(float(np.percentile(a, q)), 6) for q in (2.5, 97.5)]  # noqa: E731  (fp noise off)
-    return {"ci95_exact": ci(exact), "ci95_99": ci(s99), "never_reached_exact": float(np.mean(exact == 0)),
+    return {"ci95_exact": _ci95(exact), "ci95_99": _ci95(s99), "never_reached_exact": float(np.mean(exact == 0)),
             "never_reached_99": float(np.mean(s99 == 0))}
 
 
@@ -113,8 +117,8 @@ def reach_ratio_ci(base_x: np.ndarray, base_y: np.ndarray, x: np.ndarray, y: np.
         b, m = rng.integers(0, len(base_y), len(base_y)), rng.integers(0, len(y), len(y))
         bx, by, mx, my = base_x[b].mean(0), base_y[b].mean(0), x[m].mean(0), y[m].mean(0)  # [C] each
         to_base, to_method = first_reach(bx, by, by[-1], True), first_reach(mx, my, by[-1], True)
-        ratios[i] = to_base / to_method if to_base and to_method else 0.0
-    return {"ci95": [round(float(np.percentile(ratios, q)), 6) for q in (2.5, 97.5)],
+        ratios[i] = _ratio(to_base, to_method) or 0.0
+    return {"ci95": _ci95(ratios),
             "never_reached": float(np.mean(ratios == 0))}
 
 
@@ -127,7 +131,7 @@ def difference_ci(a: np.ndarray, b: np.ndarray, *, n_boot: int = 2000, seed: int
         return {"diff": diff, "ci95": None}
     rng = np.random.default_rng(seed)
     boot = a[rng.integers(0, len(a), (n_boot, len(a)))].mean(1) - b[rng.integers(0, len(b), (n_boot, len(b)))].mean(1)
-    return {"diff": diff, "ci95": [round(float(np.percentile(boot, q)), 6) for q in (2.5, 97.5)]}
+    return {"diff": diff, "ci95": _ci95(boot)}
 
 
 def _runs_at(c: Curve, hours: float | None) -> int | None:
