@@ -47,41 +47,39 @@ def available(variant: str, *, tiny: bool, cuda: bool) -> str | None:
     return None
 
 
+def child(one: str, extra: list[str], out: Path, log: Path) -> tuple[dict | None, int, str]:
+    """`gpu_check.py --one <one> --out <out> <extra>` in a fresh process, its output in `log`:
+    (its result row or None when it wrote none, its exit code, the log's last 3 lines joined by " | ")."""
+    result = out / f"{one}.json"
+    result.unlink(missing_ok=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", one, "--out", str(out), *extra]
+    with open(log, "w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT)
+    row = json.loads(result.read_text()) if result.exists() else None
+    return row, proc.returncode, " | ".join(log.read_text().strip().splitlines()[-3:])
+
+
 def run_child(variant: str, args, log: Path) -> dict:
     """Run one variant in a fresh process; its result row (a FAIL row if it crashed)."""
-    result = args.out / f"{variant}.json"
-    result.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", variant, "--out", str(args.out),
-           "--model", args.model, "--steps", str(args.steps), "--cache-dir", str(args.cache_dir)]
-    cmd += ["--tiny"] if args.tiny else []
-    cmd += ["--tol", str(args.tol)] if args.tol is not None else []
+    extra = ["--model", args.model, "--steps", str(args.steps), "--cache-dir", str(args.cache_dir)]
+    extra += ["--tiny"] if args.tiny else []
+    extra += ["--tol", str(args.tol)] if args.tol is not None else []
     start = time.perf_counter()
-    with open(log, "w") as out:
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-    if result.exists():
-        row = json.loads(result.read_text())
-    else:
-        tail = log.read_text().strip().splitlines()[-3:]
-        row = {"variant": variant, "ok": False, "reasons": [f"crashed (exit {proc.returncode}): "
-                                                            + " | ".join(tail) + f" (log: {log})"]}
+    row, code, tail = child(variant, extra, args.out, log)
+    if row is None:
+        row = {"variant": variant, "ok": False, "reasons": [f"crashed (exit {code}): {tail} (log: {log})"]}
     row["wall_seconds"] = time.perf_counter() - start
     return row
 
 
 def run_config_child(args) -> int:
     """`--config`: one step of the config in a fresh process; the estimate and the measured peak."""
-    log, result = args.out / "config.log", args.out / "config.json"
-    result.unlink(missing_ok=True)
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", "config", "--out", str(args.out),
-           "--config", *args.config]
+    log = args.out / "config.log"
     print(f"gpu_check: one step of {' '.join(args.config)} (log: {log})", flush=True)
-    with open(log, "w") as out:
-        proc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
-    if not result.exists():
-        tail = " | ".join(log.read_text().strip().splitlines()[-3:])
-        print(f"gpu_check: the step failed (exit {proc.returncode}): {tail}", file=sys.stderr)
+    row, code, tail = child("config", ["--config", *args.config], args.out, log)
+    if row is None:
+        print(f"gpu_check: the step failed (exit {code}): {tail}", file=sys.stderr)
         return 1
-    row = json.loads(result.read_text())
     print(f"memory estimate on {row['device']} ({row['total_gib']:.2f} GiB):\n{row['table']}\n"
           f"  generation: {row['generation']}")
     reserved = f", {row['reserved_gib']:.2f} GiB reserved" if row["reserved_gib"] is not None else ""

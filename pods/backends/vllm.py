@@ -75,13 +75,11 @@ def install_lora(worker, lora_id: int, tensors: dict, config: dict) -> bool:
 
 def write_adapter(model, path: str | Path, dtype) -> Path:
     """Write a PEFT model's adapter to `path` for vLLM: its config and its tensors cast to `dtype`."""
-    from peft import get_peft_model_state_dict
     from safetensors.torch import save_file
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    state = {k: v.detach().to(dtype).contiguous() for k, v in get_peft_model_state_dict(model).items()}
-    save_file(state, str(path / "adapter_model.safetensors"), metadata={"format": "pt"})
+    save_file(adapter_tensors(model, dtype), str(path / "adapter_model.safetensors"), metadata={"format": "pt"})
     model.peft_config["default"].save_pretrained(str(path))
     return path
 
@@ -156,6 +154,7 @@ class VLLMGenerator:
         self.tokenizer = tokenizer if tokenizer is not None else self.llm.get_tokenizer()
         self.lora = lora
         self.lora_from_memory = lora_from_memory  # hand the adapter's tensors over in memory, else through files
+        self.lora_config: dict | None = None  # the adapter's config as vLLM reads it, once (in-memory hand-over)
         self.lora_id = 0  # the id now served (0: none yet, the base model)
         self.lora_request = None
         self.updates = 0
@@ -193,10 +192,11 @@ class VLLMGenerator:
         new_id = self.lora_id + 1  # vLLM caches adapters by id: reusing one would serve stale weights
         if self.lora_from_memory:
             slot = self.adapter_root / "live"  # adapter_config.json only: the request's path, never read again
-            if not (slot / "adapter_config.json").exists():
+            if self.lora_config is None:  # the config does not change during a run
                 policy.model.peft_config["default"].save_pretrained(str(slot))
-            config = json.loads((slot / "adapter_config.json").read_text())
-            self.llm.collective_rpc(install_lora, args=(new_id, adapter_tensors(policy.model, self.dtype), config))
+                self.lora_config = json.loads((slot / "adapter_config.json").read_text())
+            tensors = adapter_tensors(policy.model, self.dtype)
+            self.llm.collective_rpc(install_lora, args=(new_id, tensors, self.lora_config))
         else:
             slot = self.adapter_root / f"slot{new_id % 2}"  # the slot NOT being served right now
             shutil.rmtree(slot, ignore_errors=True)

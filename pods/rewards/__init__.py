@@ -137,14 +137,18 @@ class Combined:
         if len(completions) != len(answers):
             raise ValueError(f"{len(completions)} completions but {len(answers)} answers")
         raw = {name: scores(name, fn, completions, answers, columns) for name, fn in self.fns.items()}
-        per_function = {e.name: raw[e.name] if e.unless is None else
-                        [0.0 if gate > 0 else s for s, gate in zip(raw[e.name], raw[e.unless])]
+        per_function = {e.name: raw[e.name] if e.unless is None else gated(raw[e.name], raw[e.unless])
                         for e in self.entries}
         total = [sum(e.weight * per_function[e.name][i] for e in self.entries) for i in range(len(completions))]
         return total, per_function
 
     def __repr__(self) -> str:
         return f"Combined({[dataclasses.asdict(e) for e in self.entries]})"
+
+
+def gated(scores: list[float], gate: list[float]) -> list[float]:
+    """An item's scores after its `unless` gate: 0 wherever the gate's reward scores > 0."""
+    return [0.0 if g > 0 else s for s, g in zip(scores, gate)]
 
 
 def combined(specs: list[dict]) -> Combined:

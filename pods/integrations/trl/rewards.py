@@ -36,7 +36,7 @@ def trl_reward_funcs(specs: list[dict], answer_column: str = "answer") -> tuple[
             columns = {k: v for k, v in kwargs.items() if k not in TRL_ONLY_KWARGS and k != answer_column}
             call = lambda n: rewards.scores(n, fns[n], texts, kwargs[answer_column], columns)  # noqa: E731
             scores = call(_name)
-            return scores if _gate is None else [0.0 if g > 0 else s for s, g in zip(scores, call(_gate))]
+            return scores if _gate is None else rewards.gated(scores, call(_gate))
 
         reward.__name__ = name
         funcs.append(reward)
