@@ -33,7 +33,7 @@ from pathlib import Path
 from pods import rewards
 from pods.rewards import math_answer
 from pods.io import atomic_write_json
-from pods.analysis.paper_data import locate_examples
+from pods.analysis.paper_data import examples_path
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"
 
@@ -101,8 +101,8 @@ def rate(fn, completions, answers, min_seconds: float = 1.0, cold: bool = True) 
 
 
 # The paper's real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py), else the sample in
-# a shared/paper-examples folder beside the checkout (pods.analysis.paper_data.locate_examples)
-DEFAULT_EXAMPLES = locate_examples() or Path("paper-data/examples.jsonl.gz")
+# a shared/paper-examples folder beside the checkout (pods.analysis.paper_data.examples_path)
+DEFAULT_EXAMPLES = examples_path()
 
 
 def load_examples(path: Path) -> dict[str, tuple[list[str], list[str]]]:

@@ -29,17 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 from pods import rewards
+from pods.analysis.paper_data import examples_path
 from pods.rewards.extract import final, stops_mid_sentence
 from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number
 
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
-
-
-def default_examples() -> Path:
-    """paper-data/examples.jsonl.gz (scripts/paper_data.py), else shared/paper-examples (pods.analysis.paper_data)."""
-    from pods.analysis.paper_data import locate_examples
-
-    return locate_examples() or Path("paper-data/examples.jsonl.gz")
 
 
 # ----------------------------------------------------------------------------- kinds
@@ -192,7 +186,7 @@ def main(argv=None) -> int:
     p.add_argument("--examples", type=Path, default=None,
                    help="the examples file (default: paper-data/examples.jsonl.gz, scripts/paper_data.py)")
     args = p.parse_args(argv)
-    path = args.examples or default_examples()
+    path = args.examples or examples_path()
     if not path.is_file():
         print(f"grader_agreement.py: examples file {path} not found; get the authors' completions with "
               "`uv run python scripts/paper_data.py`, or pass --examples PATH", file=sys.stderr)

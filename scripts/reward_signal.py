@@ -31,15 +31,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from pods.analysis.paper_data import examples_path
+
 ROOT = Path(__file__).resolve().parent.parent
 RULES = ("max_variance", "max_reward", "random", "percentile")
-
-
-def default_examples() -> Path:
-    """paper-data/examples.jsonl.gz (all 22,885 completions), else the 1,653-row shared sample."""
-    from pods.analysis.paper_data import locate_examples
-
-    return locate_examples() or Path("paper-data/examples.jsonl.gz")
 
 
 def dataset_rewards(name: str):
@@ -53,11 +48,13 @@ def dataset_rewards(name: str):
     return rewards.combined(d.rewards), d.accuracy_reward or d.rewards[0]["name"]
 
 
-def score(rows: list[dict], config: str) -> tuple[np.ndarray, np.ndarray]:
-    """(total [N], correct [N] bool) of every row under a dataset config's rewards."""
+def score(rows: list[dict], config: str, idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(total [N], correct [N] bool) of the rows `idx` under a dataset config's rewards (other rows: NaN, False)."""
     reward, acc = dataset_rewards(config)
-    total, per = reward([r["completion"] for r in rows], [r["answer"] for r in rows])
-    return np.asarray(total), np.asarray(per[acc]) > 0
+    scored, per = reward([rows[i]["completion"] for i in idx], [rows[i]["answer"] for i in idx])
+    total, correct = np.full(len(rows), np.nan), np.zeros(len(rows), dtype=bool)
+    total[idx], correct[idx] = scored, np.asarray(per[acc]) > 0
+    return total, correct
 
 
 def draw(questions: dict[str, list[int]], n: int, k: int, rng: np.random.Generator, pool=None) -> np.ndarray:
@@ -83,7 +80,7 @@ def measure(rows: list[dict], k: int, seed: int) -> dict:
             by[r["dataset"]][r["question"]].append(i)
     out = {"rows": len(rows), "groups_per_question": k, "seed": seed, "questions": {d: len(q) for d, q in by.items()}}
     cfg = {"gsm8k": ("gsm8k", "gsm8k_paper"), "math500": ("math", "math_paper")}
-    scored = {c: score(rows, c) for pair in cfg.values() for c in pair}
+    scored = {c: score(rows, c, [i for q in by[d].values() for i in q]) for d, pair in cfg.items() for c in pair}
     for dataset, want, label in (("gsm8k", True, "all_correct_gsm8k_16"), ("math500", False, "all_wrong_math500_16")):
         out[label] = {}
         for c in cfg[dataset]:
@@ -144,7 +141,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", type=Path, default=None, help="also write the numbers as JSON")
     args = p.parse_args(argv)
-    path = args.examples or default_examples()
+    path = args.examples or examples_path()
     if not path.is_file():
         print(f"error: {path} not found: uv run python scripts/paper_data.py fetches the authors' completions",
               file=sys.stderr)

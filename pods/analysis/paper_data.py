@@ -3,6 +3,7 @@
     build(Path("paper-data"))          # clone the authors' repo -> paper-data/results, paper-data/examples.jsonl.gz
     locate_results()                   # Path of the results folder, or None
     locate_examples()                  # Path of examples.jsonl.gz, or None
+    examples_path()                    # the same, else paper-data/examples.jsonl.gz (scripts' default)
 
 `locate_*` look in `paper-data/` of the working directory, of this checkout and of their parents, then
 in a `shared/paper-results` / `shared/paper-examples` folder beside them; GET_IT says how to get the data.
@@ -118,3 +119,8 @@ def locate_examples() -> Path | None:
             if cand.is_file():
                 return cand
     return None
+
+
+def examples_path() -> Path:
+    """locate_examples(), else where scripts/paper_data.py writes them (paper-data/examples.jsonl.gz)."""
+    return locate_examples() or Path("paper-data/examples.jsonl.gz")
