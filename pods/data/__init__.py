@@ -13,13 +13,12 @@ keyword columns. Bad files or settings: DataError / ConfigError. Sources, styles
 from __future__ import annotations
 
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
 from pods import plugins
 from pods.data import arithmetic
-from pods.data.sources import DATASETS, Example, load_rows, to_examples
+from pods.data.sources import DATASETS, Example, load_rows, to_examples, usable_answer
 from pods.errors import ConfigError, DataError
 from pods.extras import require
 
@@ -122,8 +121,7 @@ def plugin_examples(name: str, split: str) -> list[Example]:
             raise plugins.PluginError(f"dataset {name!r}: split {split!r}, row {i} is {row!r:.200}: each row must be "
                                       f"a pods.data.Example or a dict with a 'prompt' and an 'answer'{hint}")
         answer = row.answer
-        number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
-        if not isinstance(row.prompt, str) or not (isinstance(answer, str) or (number and math.isfinite(answer))):
+        if not isinstance(row.prompt, str) or not usable_answer(answer):
             raise plugins.PluginError(
                 f"dataset {name!r}: split {split!r}, row {i}: the prompt must be text and the answer text or a finite "
                 f"number (a list, a mapping, NaN or a bool matches no completion); got prompt {row.prompt!r:.80}, "

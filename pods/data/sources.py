@@ -182,14 +182,20 @@ def _pick(row: dict, wanted: str | None, candidates: tuple[str, ...], what: str,
                     f"{sorted(row)}; set dataset.options.{option} to the right column")
 
 
+def usable_answer(answer) -> bool:
+    """Text or a finite number (not a bool): what a completion's answer can be compared with."""
+    number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
+    return isinstance(answer, str) or (number and math.isfinite(answer))
+
+
 def _check_types(ctx: str, pcol: str, prompt, acol: str, answer) -> None:
     """The prompt must be text, the answer text or a finite number (a list, a mapping, NaN or a bool would
     become an answer no completion can match)."""
     if not isinstance(prompt, str):
         raise DataError(f"{ctx}: the prompt (column {pcol!r}) is a {type(prompt).__name__}, not text: "
                         f"{prompt!r:.80}; point dataset.options.prompt_column at a text column")
-    number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
-    if not (isinstance(answer, str) or (number and math.isfinite(answer))):
+    if not usable_answer(answer):
+        number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
         kind = f"{answer!r} (not a finite number)" if number else f"{type(answer).__name__} {answer!r:.80}"
         raise DataError(f"{ctx}: the answer (column {acol!r}) is {kind}, which would become an "
                         "answer no completion can match; answers must be text or finite numbers: fix the file or "
