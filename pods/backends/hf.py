@@ -33,6 +33,11 @@ def resolve_device(name: str = "auto") -> torch.device:
     return torch.device(name)
 
 
+def run_device(cfg) -> torch.device:
+    """The device of a run config's `backend.device` (auto when unset)."""
+    return resolve_device((cfg.get("backend") or {}).get("device", "auto"))
+
+
 def load_tokenizer(model_cfg):
     """The tokenizer of `model_cfg.name` (byte tokenizer for "tiny"); pads on the left."""
     if model_cfg.name == "tiny":
@@ -176,7 +181,7 @@ def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | Non
     reference: keep a frozen reference copy for full-parameter runs (default: when cfg.rl.beta > 0).
     precision: storage / compute dtypes (default: `pods.backends.precision.resolve` for the device).
     """
-    device = resolve_device((cfg.get("backend") or {}).get("device", "auto"))
+    device = run_device(cfg)
     tok = load_tokenizer(cfg.model)
     lora_cfg = cfg.model.lora
     lora = lora_cfg.rank > 0
@@ -282,7 +287,7 @@ def build_4bit(cfg, model_dir: str | Path) -> HFGenerator:
     computing in the run's dtype (`cfg.model.dtype` of the run's own model)."""
     from transformers import AutoModelForCausalLM
 
-    device = resolve_device((cfg.get("backend") or {}).get("device", "auto"))
+    device = run_device(cfg)
     compute = compute_dtype(cfg.model, device)
     place = {"": device.index or 0} if device.type == "cuda" else {"": "cpu"}
     model = AutoModelForCausalLM.from_pretrained(str(model_dir), dtype=compute, quantization_config=nf4_config(compute),

@@ -21,7 +21,7 @@ import weakref
 from pathlib import Path
 
 from pods.backends.base import Sampling
-from pods.backends.hf import is_4bit, load_policy, load_tokenizer, resolve_device
+from pods.backends.hf import is_4bit, load_policy, load_tokenizer, run_device
 from pods.backends.precision import compute_dtype, dtype_name
 from pods.backends.tiny import save_tiny
 from pods.core.rollouts import Rollouts
@@ -282,7 +282,7 @@ def build_4bit(cfg, model_dir) -> VLLMGenerator:
     (quantization="bitsandbytes": the authors' Unsloth fast_inference path), computing in the run's dtype."""
     from transformers import AutoConfig
 
-    compute = compute_dtype(cfg.model, resolve_device((cfg.get("backend") or {}).get("device", "auto")))
+    compute = compute_dtype(cfg.model, run_device(cfg))
     limit = getattr(AutoConfig.from_pretrained(str(model_dir)), "max_position_embeddings", None)
     options = _options(cfg, compute, limit) | {"quantization": "bitsandbytes"}
     return VLLMGenerator(model_dir, load_tokenizer(cfg.model), lora=False, seed=int(cfg.get("seed", 0) or 0),
