@@ -17,7 +17,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.utils import JobReturn, JobStatus
 from omegaconf import OmegaConf
 
-from hydra_plugins.pods_launcher.launchers import failures, job_log
+from hydra_plugins.pods_launcher.launchers import failures, job_log, requeue_trap, visible_devices
 from pods.cli import JobFailure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,21 +36,42 @@ def test_the_default_launcher_runs_each_job_in_its_own_process_on_the_gpu():
     assert cfg.gpus_per_node == 1 and cfg.timeout_min >= 24 * 60  # submitit_local hides the GPUs with 0
 
 
+@pytest.mark.parametrize("caller, seen", [({"CUDA_VISIBLE_DEVICES": "3"}, "3"), ({"CUDA_VISIBLE_DEVICES": "2,5"}, "2,5"),
+                                          ({"CUDA_VISIBLE_DEVICES": ""}, ""), ({}, "<unset>")])
+def test_a_local_job_gets_the_callers_cuda_visible_devices_back(caller, seen):
+    # submitit's local executor starts the job's shell with CUDA_VISIBLE_DEVICES=0 (gpus_per_node=1)
+    line = visible_devices(caller)
+    out = subprocess.run(["bash", "-c", f"{line}; echo ${{CUDA_VISIBLE_DEVICES-<unset>}}"], capture_output=True,
+                         text=True, env={**os.environ, "CUDA_VISIBLE_DEVICES": "0"}).stdout
+    assert out == seen + "\n"
+
+
 def test_the_slurm_launcher_has_the_requeue_and_signal_settings_of_long_runs():
     cfg = launcher("hydra/launcher=slurm", "hydra.launcher.signal_delay_s=600")
     assert cfg._target_ == "hydra_plugins.pods_launcher.launchers.SlurmLauncher"
     assert cfg.additional_parameters.requeue is True and cfg.additional_parameters.signal == "TERM@600"
     assert cfg.timeout_min == 420 and cfg.gpus_per_node == 1
+    assert cfg.max_num_timeout == 3  # submitit's own default bound on requeues
 
 
-@pytest.mark.parametrize("code, requeued", [(143, True), (0, False), (2, False)])
-def test_the_slurm_jobs_trap_requeues_only_a_job_train_py_stopped_at_the_time_limit(tmp_path, code, requeued):
+# (exit code, minutes the job ran of its 420, requeues so far) -> requeued: only a job train.py stopped at the
+# time limit (SIGTERM 300 s before it: exit 143 after >= 414 min), and only while it has been requeued < 3 times
+@pytest.mark.parametrize("code, ran_min, restarts, requeued", [
+    (143, 416, None, True), (143, 416, "2", True), (143, 416, "3", False),  # the bound on requeues
+    (143, 30, None, False),  # an early SIGTERM: `scancel --signal=TERM` (or a preemption) stops the job
+    (0, 416, None, False), (2, 416, None, False)])
+def test_the_slurm_jobs_trap_requeues_only_a_job_train_py_stopped_at_the_time_limit(tmp_path, code, ran_min,
+                                                                                   restarts, requeued):
     bin_dir = fake_slurm(tmp_path)
-    trap = launcher("hydra/launcher=slurm").setup[0]
+    cfg = launcher("hydra/launcher=slurm")
+    start, trap = requeue_trap(cfg.timeout_min, cfg.signal_delay_s, cfg.max_num_timeout)
+    assert start == "PODS_JOB_START=$(date +%s)"
     record = tmp_path / "record"
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "FAKE_SLURM_RECORD": str(record),
-           "SLURM_JOB_ID": "4243"}
-    proc = subprocess.run(["bash", "-c", f"{trap}\nbash -c 'exit {code}'"], env=env)
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_RESTART_COUNT"}  # Slurm sets it once requeued
+    env.update(PATH=f"{bin_dir}:{os.environ['PATH']}", FAKE_SLURM_RECORD=str(record), SLURM_JOB_ID="4243",
+               **({"SLURM_RESTART_COUNT": restarts} if restarts else {}))
+    began = f"PODS_JOB_START=$(( $(date +%s) - {ran_min * 60} ))"
+    proc = subprocess.run(["bash", "-c", f"{began}\n{trap}\nbash -c 'exit {code}'"], env=env)
     assert proc.returncode == code
     calls = Path(f"{record}.scontrol")
     assert (calls.read_text() if calls.exists() else "") == ("requeue 4243\n" if requeued else "")
@@ -93,6 +114,21 @@ def test_a_local_sweep_runs_every_job_in_a_process_of_its_own(tmp_path):
     pids = {int(p.name) for p in (tmp_path / "pids").iterdir()}
     assert len(pids) == 2 and proc.pid not in pids  # one process per job, neither of them the sweep's own
     assert sorted(p.name for p in (tmp_path / "runs").glob("*/checkpoint-1")) == ["checkpoint-1"] * 2
+
+
+@pytest.mark.slow
+def test_a_local_sweep_keeps_the_gpus_the_caller_chose(tmp_path):
+    (tmp_path / "gpus.py").write_text(
+        "import os\nfrom pathlib import Path\n\n\n"
+        "def arithmetic(split):\n"
+        "    Path(__file__).with_name('seen').write_text(os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))\n"
+        "    return [{'prompt': f'{a}+{b}=', 'answer': str(a + b)} for a in range(10) for b in range(10)]\n")
+    proc = subprocess.run([sys.executable, "train.py", "-m", *TINY, "rl.n=4", f"dataset.name={tmp_path / 'gpus.py'}:arithmetic",
+                           "seed=0", f"output_root={tmp_path / 'runs'}", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PODS_THREADS": "1", "CUDA_VISIBLE_DEVICES": "3"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "seen").read_text() == "3"  # submitit alone gives the job 0
 
 
 @pytest.mark.slow
@@ -157,7 +193,8 @@ def test_a_slurm_sweep_submits_an_array_job_with_requeue_and_reports_its_bad_job
     assert proc.returncode == 2, proc.stderr[-3000:]
     script = record.read_text()
     for line in ("#SBATCH --array=0-1%2", "#SBATCH --requeue", "#SBATCH --signal=TERM@300", "#SBATCH --time=420",
-                 "#SBATCH --gpus-per-node=1", "trap 'if [ $? -eq 143 ]; then scontrol requeue"):
+                 "#SBATCH --gpus-per-node=1", "PODS_JOB_START=$(date +%s)\ntrap 'code=$?;",
+                 '-ge 24840 ] && [ "${restarts:-0}" -lt 3 ]; then scontrol requeue'):
         assert line in script, script
     assert (tmp_path / "runs" / "arithmetic-tiny-pods-max_variance-n4-m2-seed0" / "checkpoint-1").is_dir()
     log = tmp_path / "multirun" / ".submitit" / "4242_1" / "4242_1_0_log.err"
