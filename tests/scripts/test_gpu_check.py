@@ -80,3 +80,29 @@ def test_config_trains_one_step_and_prints_the_estimate_next_to_the_measured_pea
     assert row["estimate_gib"] > 0 and row["measured_gib"] > 0 and row["longest_completion"] <= 4
     assert "logits of the loss" in proc.stdout and "measured peak" in proc.stdout
     assert (tmp_path / "config-check" / "metrics.jsonl").is_file()  # the one step of the real loop
+
+
+@pytest.mark.slow
+def test_random_weights_size_a_preset_with_nothing_downloaded(tmp_path):
+    # the qwen2.5-3b model config scaled down for the CPU: the same path the real sizes take on a GPU
+    small = ["model.architecture.layers=2", "model.architecture.hidden=64", "model.architecture.intermediate=128",
+             "model.architecture.heads=4", "model.architecture.kv_heads=2", "model.architecture.vocab=4096",
+             "model.architecture.params=null", "model.lora.rank=4", "backend=hf", "backend.device=cpu",
+             "rl.n=4", "rl.m=2", "optim.name=adamw", "model.load_in_4bit=false", "model.dtype=float32"]
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--config", "experiment=gsm8k_main",
+                           *small, "--random-weights", "--steps", "2", "--prompt-tokens", "24",
+                           "--completion-tokens", "5"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1", "PODS_THREADS": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    row = json.loads((tmp_path / "random-weights.json").read_text())
+    assert row["steps"] == 2 and row["completion_length_seen"] == [5.0, 5.0] and row["prompt_tokens"] == 24
+    assert "seconds per step: generation" in proc.stdout and "tokens per second: generated" in proc.stdout
+    assert "  weights         measured" in proc.stdout and "  trainable       measured" in proc.stdout
+
+
+def test_random_weights_needs_a_config(tmp_path, capsys):
+    with pytest.raises(SystemExit) as err:
+        gc.main(["--random-weights", "--out", str(tmp_path)])
+    assert err.value.code == 2
+    assert "--random-weights needs --config OVERRIDES" in capsys.readouterr().err

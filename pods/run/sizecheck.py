@@ -1,0 +1,181 @@
+"""A size-faithful training step with nothing downloaded: random weights of the real architecture, a stand-in tokenizer.
+
+    r = run_random(["experiment=gsm8k_main"], out_dir=Path("checkpoints/gpu-check"), steps=3)
+    r["seconds"], r["tokens_per_second"]      # per phase (mean over steps after the first), generated / trained
+    r["memory"]                               # measured terms beside the preflight's estimate of the same terms
+
+The model is built from `model.architecture` (config/model/*.yaml: layers, hidden, intermediate, heads, kv heads,
+vocab, tied embeddings) with random weights, saved once per architecture under out_dir/models/ and loaded by the
+backend as a checkpoint would be (4-bit, LoRA, dtypes as configured). The tokenizer has the real vocabulary size
+and an end-of-sequence id outside the model's vocabulary, so every completion runs to `completion_tokens`; the
+prompts are `prompt_tokens` tokens each (default: rl.max_prompt_tokens, the preflight's worst case). Rewards are
+the config's own verifiers on meaningless text (all zero). docs/gpu.md "A real-size step with no download".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import torch
+
+from pods.backends import memory as mem
+from pods.backends.checks import model_architecture
+from pods.run import trainer
+from pods.run.gpucheck import PHASES, compose, peak_memory
+from pods.run.metrics import read_metrics
+
+DATASET_FILE = "standin_prompts.py"
+PROMPTS = 256  # distinct stand-in prompts (the loop draws rl.prompts_per_step of them per step)
+
+
+def standin_tokenizer(vocab: int):
+    """A byte-level BPE tokenizer of `vocab` ids (the 256 byte symbols, then fillers `<t256>`..) plus `<eos>` at id
+    `vocab`: a model of `vocab` logits never samples it, so generation always runs to its token limit. A digit is
+    one token, under this tokenizer and under the Qwen2 / Llama classes transformers substitutes for it."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    if vocab <= len(alphabet):
+        raise ValueError(f"a stand-in tokenizer needs a vocabulary above {len(alphabet)}, got {vocab}")
+    words = {c: i for i, c in enumerate(alphabet)} | {f"<t{i}>": i for i in range(len(alphabet), vocab)}
+    tok = Tokenizer(models.BPE(vocab={**words, "<eos>": vocab}, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False)])
+    tok.decoder = decoders.ByteLevel()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token=alphabet[0])
+    fast.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    return fast
+
+
+def hf_config(arch: mem.Architecture):
+    """A transformers config with the architecture's numbers: Qwen2 when q/k/v have biases, else Llama."""
+    from transformers import LlamaConfig, Qwen2Config
+
+    kind = Qwen2Config if arch.attention_bias else LlamaConfig
+    return kind(vocab_size=arch.vocab, hidden_size=arch.hidden, intermediate_size=arch.intermediate,
+                num_hidden_layers=arch.layers, num_attention_heads=arch.heads, num_key_value_heads=arch.kv_heads,
+                tie_word_embeddings=arch.tied, max_position_embeddings=32768, eos_token_id=None,
+                pad_token_id=0, bos_token_id=None)
+
+
+def random_model(arch: mem.Architecture, root: Path, dtype: torch.dtype = torch.bfloat16) -> Path:
+    """A checkpoint directory of `arch` with random weights and the stand-in tokenizer, made once per architecture
+    (root/<hash>/); built on the GPU when there is one (seconds), else on the CPU."""
+    key = hashlib.sha256(json.dumps(asdict(arch), sort_keys=True).encode()).hexdigest()[:12]
+    path = Path(root) / f"random-{key}"
+    if (path / "done").exists():
+        return path
+    from transformers import AutoModelForCausalLM
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(hf_config(arch), dtype=dtype)
+    model.generation_config.eos_token_id = arch.vocab  # never sampled: completions run to max_tokens
+    model.save_pretrained(path)
+    standin_tokenizer(arch.vocab).save_pretrained(path)
+    del model
+    (path / "done").write_text("")  # a build cut short is rebuilt
+    return path
+
+
+def write_prompts(out_dir: Path, prompt_tokens: int) -> Path:
+    """A dataset plug-in file of PROMPTS prompts of `prompt_tokens` digits each (a digit is one token)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / DATASET_FILE
+    path.write_text(
+        f'"""Stand-in prompts of {prompt_tokens} tokens (pods.run.sizecheck)."""\n\n\n'
+        "def prompts(split):\n"
+        f"    return [{{'prompt': ''.join(str((7 * i + 3 * j) % 10) for j in range({prompt_tokens})), 'answer': '0'}}\n"
+        f"            for i in range({PROMPTS})]\n")
+    return path
+
+
+class StepMemory:
+    """The trainer's on_step hook: what the trainee holds once a step is done (weights, trainable, the rest)."""
+
+    def __init__(self):
+        self.rows = []
+
+    @staticmethod
+    def _bytes(t: torch.Tensor) -> int:
+        state = getattr(t, "quant_state", None)  # bitsandbytes NF4: packed uint8 plus its absmax
+        extra = state.absmax.numel() * state.absmax.element_size() if state is not None else 0
+        return t.numel() * t.element_size() + extra
+
+    def __call__(self, row, policy, generator):
+        params = list(policy.model.parameters())
+        trainable = sum(self._bytes(p) for p in params if p.requires_grad)
+        frozen = sum(self._bytes(p) for p in params if not p.requires_grad)
+        after = torch.cuda.memory_allocated() if torch.cuda.is_available() else None
+        self.rows.append({"step": row["step"], "weights": frozen, "trainable": trainable, "allocated": after})
+        return None
+
+
+def term(est: mem.Estimate, prefix: str) -> float:
+    """GiB of the estimate's rows whose item starts with `prefix`."""
+    return sum(r.gib for r in est.rows if r.item.startswith(prefix))
+
+
+def memory_report(est: mem.Estimate, probe: StepMemory, total_gib: float) -> dict:
+    """Measured beside estimated, like with like: tensors by term, allocated peak vs the estimate less what torch's
+    allocator does not hold (the CUDA context, fragmentation slack), reserved peak vs the estimate less the context."""
+    last = probe.rows[-1]
+    out = {"weights": {"measured_gib": last["weights"] / mem.GIB, "estimate_gib": term(est, "base weights")},
+           "trainable": {"measured_gib": last["trainable"] / mem.GIB,
+                         "estimate_gib": term(est, "LoRA") + term(est, "fp32 master")}}
+    peak, kind = peak_memory()
+    if kind == "GPU":
+        outside = term(est, "CUDA context")
+        slack = term(est, "allocator slack")
+        out["after_step_allocated_gib"] = last["allocated"] / mem.GIB
+        out["peak_allocated"] = {"measured_gib": peak, "estimate_gib": est.total_gib - outside - slack}
+        out["peak_reserved"] = {"measured_gib": torch.cuda.max_memory_reserved() / mem.GIB,
+                                "estimate_gib": est.total_gib - outside}
+    else:
+        out["peak_rss_gib"] = peak
+    out["estimate_total_gib"], out["card_gib"] = est.total_gib, total_gib
+    return out
+
+
+def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_tokens: int | None = None,
+               completion_tokens: int | None = None) -> dict:
+    """`steps` training steps of the config with random weights and stand-in prompts; the result row."""
+    out_dir = Path(out_dir)
+    base = compose(list(overrides_))
+    arch = model_architecture(base.model)
+    P = int(prompt_tokens or base.rl.max_prompt_tokens)
+    C = int(completion_tokens or base.rl.max_completion_tokens)
+    dtype = torch.float32 if str(base.model.dtype) == "float32" or not torch.cuda.is_available() else torch.bfloat16
+    model_dir = random_model(arch, out_dir / "models", dtype)
+    data = write_prompts(out_dir, P)
+    run = [*overrides_, f"model.name={model_dir}", f"dataset.name={data}:prompts", "dataset.path=null",
+           "dataset.limit=null", "dataset.options={}", "dataset.prompt_style=base", "dataset.system_prompt=null",
+           "dataset.shuffle_seed=null", f"rl.max_prompt_tokens={P}", f"rl.max_completion_tokens={C}",
+           f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=false",
+           "rl.dynamic_sampling=false", "evaluation=null", "warmstart=null", "logging.progress=false",
+           "resume=false", f"output_root={out_dir}", "run_name=random-weights", "check_memory=false"]
+    cfg = compose(run)
+    cuda = torch.cuda.is_available()
+    total = torch.cuda.mem_get_info()[1] / mem.GIB if cuda else mem.GPUS["L40S"]
+    est = mem.estimate(arch, mem.workload(cfg), total_gib=total)
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    probe = StepMemory()
+    rows = read_metrics(trainer.train(cfg, on_step=probe))
+    later = rows[1:] or rows  # the first step pays for compilation, warm-up and allocator growth
+    seconds = {ph: sum(r.get(f"time/{ph}", 0.0) for r in later) / len(later) for ph in PHASES}
+    generated = int(cfg.rl.prompts_per_step) * int(cfg.rl.n) * C
+    trained = int(cfg.rl.prompts_per_step) * int(cfg.rl.m) * (P + C)
+    return {"config": list(overrides_), "device": torch.cuda.get_device_name() if cuda else "CPU",
+            "architecture": asdict(arch), "params": arch.params(), "prompt_tokens": P, "completion_tokens": C,
+            "completion_length_seen": [r.get("completion_length/mean") for r in rows], "steps": len(rows),
+            "first_step_seconds": {ph: rows[0].get(f"time/{ph}", 0.0) for ph in PHASES} if rows else None,
+            "seconds": seconds,
+            "tokens_per_second": {"generated": generated / max(seconds["generation"], 1e-9),
+                                  "trained": trained / max(seconds["update"], 1e-9)},
+            "memory": memory_report(est, probe, total), "estimate_table": est.table(),
+            "generation_plan": est.generation}
