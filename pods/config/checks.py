@@ -32,6 +32,7 @@ from pods.core.collect import FILTER_METRICS, MAX_ROUNDS, SHORT_BATCH
 from pods.core.downsample import RULES
 from pods.core.losses import AGGREGATIONS
 from pods.core.schedule import SCHEDULERS
+from pods.data.math_labels import LABELS, labels_problem
 from pods.errors import ConfigError
 from pods.rewards.paper import NUMBER_PATTERNS
 
@@ -40,7 +41,7 @@ CHOICES = {  # dotted key -> valid names, from where each choice is implemented
     "rl.scale_rewards": SCALES, "rl.advantage_std": STDS, "rl.aggregation": AGGREGATIONS,
     "optim.name": OPTIMIZERS, "optim.scheduler": SCHEDULERS, "model.dtype": ("auto", *DTYPES),
     "model.tiny.arch": tuple(ARCHITECTURES), "dataset.prompt_style": data.STYLES,
-    "rl.dynamic_sampling_metric": FILTER_METRICS, "rl.short_batch": SHORT_BATCH,
+    "rl.dynamic_sampling_metric": FILTER_METRICS, "rl.short_batch": SHORT_BATCH, "dataset.labels": LABELS,
 }
 PAPER_GRADERS = tuple(NUMBER_PATTERNS)  # evaluate-run.py's paper_grader (or null)
 
@@ -261,6 +262,7 @@ def _dataset(d) -> list[str]:
         p.append(f"dataset.path {d.path} does not exist; point dataset.path at the local file or "
                  "set dataset.path=null to use the built-in/hub source")
     p += integer("dataset.shuffle_seed", d.shuffle_seed, low=0, none_ok=True)
+    p += [wrong] if (wrong := labels_problem(d.name, d.get("labels", "full"))) else []
     return p + reward_problems(d)
 
 

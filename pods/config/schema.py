@@ -80,6 +80,7 @@ class DatasetConfig:
     rewards: list = field(default_factory=list)  # [{name, weight}] for rewards.combined
     accuracy_reward: Any = None  # reward whose value > 0 counts as correct (null: the first one)
     shuffle_seed: Any = None  # shuffle the kept training prompts with this seed (the paper's MATH: 42); null: file order
+    labels: str = "full"  # MATH answer labels: full (the whole last boxed answer) | paper (the authors' cut at its first })
 
 
 @dataclass

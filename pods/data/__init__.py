@@ -18,6 +18,7 @@ from typing import Any
 
 from pods import plugins
 from pods.data import arithmetic
+from pods.data.math_labels import labels_problem
 from pods.data.sources import DATASETS, Example, load_rows, to_examples, usable_answer
 from pods.errors import ConfigError, DataError
 from pods.extras import require
@@ -66,12 +67,15 @@ def generated_source_problem(name: str, prefix: str = "", **source) -> str | Non
 
 def load_dataset(name: str, *, split: str = "train", path: str | Path | None = None, limit: int | None = None,
                  hub: str | None = None, prompt_column: str | None = None, answer_column: str | None = None,
-                 subsets: list[str] | None = None, **options: Any) -> list[Example]:
+                 subsets: list[str] | None = None, labels: str = "full", **options: Any) -> list[Example]:
     """Examples of dataset `name` (`DATASETS`, docs/datasets.md); local `path` wins over the hub.
 
     Options by dataset: arithmetic (digits, operands, size, seed, test_size), gsm_symbolic
-    (size, seed), math (subsets). Unknown options raise ValueError.
+    (size, seed), math (subsets). `labels` (pods.data.math_labels.LABELS): math's answer labels, whole
+    or cut as the authors' loader did. Unknown options or labels raise ConfigError.
     """
+    if labels_problem(name, labels):
+        raise ConfigError(labels_problem(name, labels))
     if plugins.is_plugin(name):  # your own function: path/to/file.py:function or package.module:function
         if options or path or hub or prompt_column or answer_column or subsets:
             raise ConfigError(f"dataset {name!r} is your own function: it takes no path or options, only the split")
@@ -93,16 +97,16 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
             raise ConfigError(f"{name}: unknown option(s) {sorted(options)}; valid: path, hub, limit, "
                               f"prompt_column, answer_column" + (", subsets" if name == "math" else ""))
         rows, source, places = load_rows(name, split, path, hub, subsets)
-        examples = to_examples(name, rows, source, prompt_column, answer_column, places)
+        examples = to_examples(name, rows, source, prompt_column, answer_column, places, labels)
     return examples[: int(limit)] if limit else examples
 
 
 def load_examples(ds) -> list[Example]:
     """The examples of a dataset config section (train.py's `dataset`) or an evaluation entry: keys name,
-    split, path, limit, options. Callers read them before any model loads, so a bad file or an
+    split, path, limit, options, labels (math). Callers read them before any model loads, so a bad file or an
     unreachable hub costs seconds; DataError / ConfigError say what to fix."""
     examples = load_dataset(ds["name"], split=ds["split"], path=ds["path"], limit=ds["limit"],
-                            **dict(ds["options"] or {}))
+                            labels=ds.get("labels") or "full", **dict(ds["options"] or {}))
     if not examples:
         raise DataError(f"{ds['name']} ({ds['split']} split): no examples; check the dataset's size options")
     return examples

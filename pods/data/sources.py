@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pods.data.math_labels import answer_label, math_label
 from pods.errors import ConfigError, DataError
-from pods.rewards.extract import last_boxed
 
 log = logging.getLogger("pods.data")
 
@@ -223,13 +223,14 @@ def _integer_answer(answer: str, ctx: str) -> str:
 
 
 def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_column,
-                places: list[str] | None = None) -> list[Example]:
+                places: list[str] | None = None, labels: str = "full") -> list[Example]:
     """Examples of the rows; DataError naming the source and row (`places[i]`, e.g. "line 3") when a
-    row is not an object, lacks the prompt or answer, or holds them in the wrong type."""
+    row is not an object, lacks the prompt or answer, or holds them in the wrong type. `labels`: MATH's
+    (pods.data.math_labels.LABELS)."""
     spec = DATASETS[name]
     if not rows:
         raise DataError(f"{name}: {source} holds no rows")
-    examples, no_answer = [], 0
+    examples, no_answer, cut = [], 0, 0
     for i, row in enumerate(rows):
         ctx = f"{name}: {source} {places[i] if places else f'row {i}'}"
         if not isinstance(row, dict):
@@ -242,9 +243,13 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
         if name == "gsm8k" and "####" in answer:
             meta["solution"] = answer
             answer = answer.rsplit("####", 1)[1].strip().replace(",", "")
-        elif col == "solution":  # MATH: the whole last boxed expression of the solution (the authors
-            meta["solution"] = answer  # cut it at its first "}": \frac{1}{2} -> \frac{1, utils/data.py:139 at 3fc107e)
-            answer = last_boxed(answer) or ""
+        elif col == "solution":  # MATH: the last boxed answer of the solution, whole or cut (math_labels)
+            meta["solution"] = answer
+            answer = math_label(answer, labels) or ""
+            cut += labels != "full" and answer != (math_label(meta["solution"]) or "")
+        elif name == "math" and labels != "full":  # an answer column: cut as if it were boxed
+            whole, answer = answer, answer_label(answer, labels) or ""
+            cut += answer != whole
         elif name == "amc23":
             answer = _integer_answer(answer, ctx)
         if not answer:
@@ -256,6 +261,9 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
         examples.append(Example(str(prompt), answer, meta))
     if no_answer:
         log.warning("%s: skipped %d of %d rows of %s without an answer", name, no_answer, len(rows), source)
+    if labels != "full":
+        log.warning("%s: labels=%s changed %d of %d labels of %s (%.1f %%; docs/datasets.md)", name, labels, cut,
+                    len(rows), source, 100.0 * cut / len(rows))
     if not examples:
         raise DataError(f"{name}: no row of {source} has an answer")
     return examples

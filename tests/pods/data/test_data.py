@@ -246,7 +246,7 @@ def test_amc23_other_copy_and_non_integer_answers(fake_hub, tmp_path, caplog):
 
 def test_math_labels_keep_the_whole_boxed_answer(fake_hub):
     # the authors' loader cut \boxed{\frac{1}{2}} at its first "}" and trained on the label "\frac{1";
-    # the suite keeps the whole expression (docs/datasets.md)
+    # the suite keeps the whole expression unless labels=paper (docs/datasets.md, test_math_labels.py)
     got = data.load_dataset("math", split="train", subsets=["algebra"])
     assert got[0].answer == r"\frac{1}{2}" and got[0].meta["solution"].endswith(r"\boxed{\frac{1}{2}}$")
 
