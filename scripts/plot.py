@@ -27,7 +27,7 @@ from pods.analysis.csvruns import TIME_UNITS
 from pods.analysis.curves import setting_curve, within_hours
 from pods.analysis.figures import (TIME_AXIS, X_AXES, check_out_dir, draw_bars, draw_curves, metric_label, new_figure,
                                    save)
-from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE, comparable_metric
 from pods.analysis.paper import FIGURES, draw_figure
 from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting
 from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds
@@ -55,8 +55,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="legend label per --setting (default: the setting)")
     p.add_argument("--dataset", default="gsm8k")
-    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc, lengths, or paper_ans_acc, "
-                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own)")
+    p.add_argument("--metric", default=None, help="ans_acc (default), for_acc, both_acc, lengths, or paper_ans_acc, "
+                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own; the "
+                   "default when our runs sit beside the paper's files, which refuse a strict metric)")
     p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis: time, steps or both")
     p.add_argument("--time-axis", default="auto", choices=["auto", *sorted(TIME_AXIS)],
                    help="unit shown on the time axis (auto: seconds, minutes or hours to suit the runs)")
@@ -90,9 +91,11 @@ def build_curves(args) -> dict[str, list]:
     base = base_run(args.base)
     xs = ["hours", "steps"] if args.x == "both" else [args.x]
     curves = {x: [] for x in xs}
-    for s, lab in zip(args.setting, _labels(args)):
-        runs = load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint, irregular=args.irregular,
-                            csv_time_unit=args.csv_time_unit, results_file=args.results_file)
+    loaded = [(lab, load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,
+                                 irregular=args.irregular, csv_time_unit=args.csv_time_unit,
+                                 results_file=args.results_file)) for s, lab in zip(args.setting, _labels(args))]
+    args.metric = comparable_metric(args.metric, [r for _, runs in loaded for r in runs] + [base] * (base is not None))
+    for lab, runs in loaded:
         for x in xs:
             kept = [within_hours(r, args.max_hours) for r in runs] if x == "steps" else runs
             c = setting_curve(kept, args.dataset, args.metric, x=x, base=base, label=lab)

@@ -21,7 +21,7 @@ import json
 import sys
 
 from pods.analysis.curves import setting_curve
-from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE, comparable_metric
 from pods.analysis.settings import base_run, hours_arg, load_setting
 from pods.analysis.csvruns import TIME_UNITS
 from pods.analysis.figures import time_unit_for
@@ -39,8 +39,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--baseline", required=True, help="baseline SETTING")
     p.add_argument("--method", action="append", required=True, help="method SETTING (repeatable)")
     p.add_argument("--dataset", default="gsm8k", help="evaluation dataset (gsm8k, math500, amc23)")
-    p.add_argument("--metric", default="ans_acc", help="ans_acc, for_acc, both_acc, lengths, or paper_ans_acc, "
-                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own)")
+    p.add_argument("--metric", default=None, help="ans_acc (default), for_acc, both_acc, lengths, or paper_ans_acc, "
+                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own; the "
+                   "default when our runs sit beside the paper's files, which refuse a strict metric)")
     p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5,
                    help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 1/6)")
     p.add_argument("--max-hours", type=hours_arg, default=None, help="ignore checkpoints after this time")
@@ -114,8 +115,10 @@ def compute(args: argparse.Namespace) -> list[dict]:
     load = lambda s: load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,  # noqa: E731
                                   irregular=args.irregular, csv_time_unit=args.csv_time_unit,
                                   results_file=args.results_file)
-    b = setting_curve(load(args.baseline), args.dataset, args.metric, base=base, label=args.baseline)
-    return [speedup(b, setting_curve(load(m), args.dataset, args.metric, base=base, label=m),
+    runs = {s: load(s) for s in [args.baseline, *args.method]}
+    metric = comparable_metric(args.metric, [r for rs in runs.values() for r in rs] + [base] * (base is not None))
+    b = setting_curve(runs[args.baseline], args.dataset, metric, base=base, label=args.baseline)
+    return [speedup(b, setting_curve(runs[m], args.dataset, metric, base=base, label=m),
                     max_hours=args.max_hours, n_boot=args.bootstrap, seed=args.seed) for m in args.method]
 
 

@@ -26,6 +26,7 @@ import numpy as np
 from pods.errors import ResultsError
 
 METRICS = ("ans_acc", "for_acc", "both_acc", "lengths", "paper_ans_acc", "paper_for_acc", "paper_both_acc")
+GRADED = ("ans_acc", "for_acc", "both_acc")  # our runs: the suite's verifiers; the authors' files: their grader
 IRREGULAR_POLICIES = {
     "align": "match checkpoints to grid slots by step (order-preserving, nearest to the setting's typical "
     "step profile); a slot without a checkpoint stays empty, extra checkpoints are dropped",
@@ -153,7 +154,7 @@ def load_paper_file(path: str | Path, setting: str, hours_per_checkpoint: float)
         steps = np.array([s for s, _ in items], dtype=float)
         hours = hours_per_checkpoint * np.arange(1, len(items) + 1, dtype=float)
         data = _paper_alias(_metrics_table([v for _, v in items], str(path)))
-    return Run(path.stem, setting, hours, steps, data, meta={"source": str(path)})
+    return Run(path.stem, setting, hours, steps, data, meta={"source": str(path), "grader": "paper"})
 
 
 def load_base(path: str | Path) -> Run:
@@ -162,17 +163,39 @@ def load_base(path: str | Path) -> Run:
     raw = read_json(path, "a base-model file {dataset: {metric: [values]}}")
     with reading(path, "a base-model file {dataset: {metric: [values]}}"):
         table = _paper_alias(_metrics_table([raw], str(path)))
-    return Run(path.stem, path.stem, np.zeros(1), np.zeros(1), table, meta={"source": str(path)})
+    return Run(path.stem, path.stem, np.zeros(1), np.zeros(1), table, meta={"source": str(path), "grader": "paper"})
 
 
 def _paper_alias(data: dict[str, dict[str, np.ndarray]]) -> dict[str, dict[str, np.ndarray]]:
     """The authors' own files were graded by the paper's grader: their ans/for/both_acc are also
     readable as paper_ans/for/both_acc, so `--metric paper_ans_acc` compares like with like."""
     for metrics in data.values():
-        for m in ("ans_acc", "for_acc", "both_acc"):
+        for m in GRADED:
             if m in metrics:
                 metrics.setdefault(f"paper_{m}", metrics[m])
     return data
+
+
+def comparable_metric(metric: str | None, runs: list[Run]) -> str:
+    """The metric that compares `runs` like with like: `metric`, or by default `ans_acc`, `paper_ans_acc` when
+    our runs (`Run.meta["grader"]` "suite") sit beside the authors' results ("paper", "authors": the CSVs).
+    ResultsError when `metric` would put the suite's verifiers beside their grader, or our runs lack it."""
+    theirs = sorted({r.setting for r in runs if r.meta.get("grader") in ("paper", "authors")})
+    ours = sorted({r.setting for r in runs if r.meta.get("grader") == "suite"})
+    if not (theirs and ours):
+        return metric or "ans_acc"
+    if metric in GRADED:
+        raise ResultsError(f"--metric {metric}: our runs ({', '.join(ours)}) would be graded by this suite's verifiers "
+                           f"and the authors' files ({', '.join(theirs)}) by their grader, which is all they hold; "
+                           f"compare on their grader with --metric paper_{metric} (the default for such a mix)")
+    metric = metric or "paper_ans_acc"
+    lacking = sorted({r.setting for r in runs if r.meta.get("grader") == "suite"
+                      and not any(metric in m for m in r.data.values())})
+    if metric.startswith("paper_") and lacking:
+        raise ResultsError(f"{', '.join(lacking)}: no {metric} (evaluated without the paper's grader), so they cannot "
+                           "stand beside the authors' files: rerun evaluate-run.py with protocol=paper (or "
+                           "paper_grader=paper_answer), or plot our runs alone")
+    return metric
 
 
 def load_run_dir(path: str | Path, setting: str | None = None, results_file: str = RUN_FILE) -> Run:
@@ -197,7 +220,7 @@ def load_run_dir(path: str | Path, setting: str | None = None, results_file: str
         steps = np.array([s for s, _, _ in items], dtype=float)
         hours = np.array([t for _, t, _ in items]) / 3600.0
         data = _metrics_table([e for _, _, e in items], str(f))
-    return Run(path.name, setting or path.name, hours, steps, data, meta={"source": str(path)})
+    return Run(path.name, setting or path.name, hours, steps, data, meta={"source": str(path), "grader": "suite"})
 
 
 def _monotone_match(frac: np.ndarray, profile: np.ndarray) -> list[tuple[int, int]]:

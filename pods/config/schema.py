@@ -109,7 +109,7 @@ class RLConfig:
     max_nonfinite_steps: int = 3  # stop after this many consecutive steps skipped for a NaN/inf loss or grad norm
     dynamic_sampling: bool = False  # drop groups whose kept rollouts are all right or all wrong; draw more (collect)
     dynamic_sampling_metric: str = "accuracy"  # what must differ among the kept rollouts: accuracy (DAPO) | total
-    max_generation_rounds: int = 4  # dynamic sampling: at most this many rounds of B prompts per step (<= 32)
+    max_generation_rounds: int = 30  # dynamic sampling: at most this many rounds of B prompts per step (<= 32; verl's DAPO: 30)
     short_batch: str = "partial"  # rounds ran out short: partial (train the groups found) | top_up (flat ones) | error
 
 

@@ -1,6 +1,6 @@
 """A training step's rollouts: generation rounds, and dynamic sampling (DAPO's filter of uninformative groups).
 
-    batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=4)
+    batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=30)
     batch.rollouts, batch.total, batch.per_fn, batch.idx   # G groups: Rollouts, [G, n], {name: [G, n]}, [G, k]
 
 Contract: `sample_round(r) -> Round` generates and scores B new prompts; `keep(total [B, n]) -> idx [B, k]` selects
@@ -22,7 +22,8 @@ from pods.errors import PodsError
 
 FILTER_METRICS = ("accuracy", "total")  # rl.dynamic_sampling_metric
 SHORT_BATCH = ("partial", "top_up", "error")  # rl.short_batch
-MAX_ROUNDS = 32  # rl.max_generation_rounds at most (verl's DAPO recipe: 10 rounds of 3 x the batch = 30)
+MAX_ROUNDS = 32  # rl.max_generation_rounds at most: a bound on a step; its default 30 is verl's DAPO recipe budget
+# (recipe/dapo/run_dapo_qwen2.5_32b.sh: max_num_gen_batches=10 of gen_prompt_bsz = 3 x train_prompt_bsz prompts)
 
 
 class ShortBatchError(PodsError, RuntimeError):

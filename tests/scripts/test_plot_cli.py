@@ -205,3 +205,31 @@ def test_settings_by_glob_and_by_run_name(tmp_path, monkeypatch):
         load_setting("*n128*", "checkpoints")
     assert plot.main(["curves", "--results", "checkpoints", "--setting", "*pods*", "--setting", "*grpo*",
                       "--out", "figs"]) == 0
+
+
+def test_our_runs_beside_the_papers_files_are_drawn_on_the_papers_grader_or_refused(tmp_path, capsys):
+    res = tmp_path / "checkpoints"
+    make_runs(res)  # our runs: ans_acc by the suite's verifier only
+    paper = {f"checkpoint-{s}": {"gsm8k": {"ans_acc": [y]}} for s, y in ((10, 0.3), (20, 0.4))}
+    (res / "G-16-16-Run1.json").write_text(json.dumps(paper))
+    argv = ["curves", "--results", str(res), "--out", str(tmp_path / "figs"), "--setting", "G-16-16",
+            "--setting", "demo-grpo", "--name", "mix"]
+    assert plot.main(argv) == 2  # no paper grader in our runs: refused, saying how to get it
+    assert "demo-grpo: no paper_ans_acc (evaluated without the paper's grader)" in capsys.readouterr().err
+    assert plot.main(argv + ["--metric", "ans_acc"]) == 2  # the strict verifier beside their grader: refused
+    assert "--metric paper_ans_acc (the default for such a mix)" in capsys.readouterr().err
+    for d in res.glob("demo-grpo-s*"):
+        data = json.loads((d / "eval_results.json").read_text())
+        for entry in data.values():
+            if isinstance(entry, dict) and "gsm8k" in entry:
+                entry["gsm8k"]["paper_ans_acc"] = entry["gsm8k"]["ans_acc"]
+        (d / "eval_results.json").write_text(json.dumps(data))
+    args = plot.parse_args(argv)
+    curves = plot.build_curves(args)
+    assert args.metric == "paper_ans_acc" and [c.label for c in curves["hours"]] == ["G-16-16", "demo-grpo"]
+    assert plot.main(argv) == 0
+    assert_figures(tmp_path / "figs", "mix")
+    # our runs alone: the strict verifier, as before
+    args = plot.parse_args(["curves", "--results", str(res), "--setting", "demo-pods"])
+    plot.build_curves(args)
+    assert args.metric == "ans_acc"

@@ -100,6 +100,27 @@ def test_paper_metric_compares_our_runs_with_the_papers_files(tmp_path, capsys):
     assert rows[0]["baseline_peak"] == pytest.approx(0.5) and rows[0]["speedup_exact"] == pytest.approx(2.0)
 
 
+def test_our_runs_beside_the_papers_files_default_to_the_papers_grader_or_are_refused(tmp_path, capsys):
+    # the same layout: without --metric the mix is compared on the paper's grader (our ans_acc, 0.1, is ignored)
+    test_paper_metric_compares_our_runs_with_the_papers_files(tmp_path, capsys)
+    argv = ["--results", str(tmp_path), "--baseline", "G-16-16", "--method", str(tmp_path / "ours"), "--bootstrap", "0"]
+    rows = run_json(capsys, argv)
+    assert rows[0]["speedup_exact"] == pytest.approx(2.0) and rows[0]["method_peak"] == pytest.approx(0.6)
+    # the strict verifier beside their grader: refused, with the metric to use
+    assert speedup.main(argv + ["--metric", "ans_acc"]) == 2
+    assert "compare on their grader with --metric paper_ans_acc" in capsys.readouterr().err
+    # our runs evaluated without the paper's grader cannot stand beside their files
+    data = json.loads((tmp_path / "ours" / "eval_results.json").read_text())
+    for entry in data.values():
+        entry["gsm8k"].pop("paper_ans_acc")
+    (tmp_path / "ours" / "eval_results.json").write_text(json.dumps(data))
+    assert speedup.main(argv) == 2
+    assert "no paper_ans_acc (evaluated without the paper's grader)" in capsys.readouterr().err
+    # our runs alone keep the strict verifier
+    assert run_json(capsys, ["--results", str(tmp_path), "--baseline", str(tmp_path / "ours"),
+                             "--method", str(tmp_path / "ours"), "--bootstrap", "0"])[0]["baseline_peak"] == 0.1
+
+
 def test_errors_are_clear(tmp_path, capsys):
     assert speedup.main(["--results", str(tmp_path), "--baseline", "nope", "--method", "x"]) == 2
     assert "no nope-Run<k>.json" in capsys.readouterr().err
