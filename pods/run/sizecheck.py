@@ -15,19 +15,22 @@ the config's own verifiers on meaningless text (all zero). docs/gpu.md "A real-s
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import json
+import platform
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from pods.backends import memory as mem
-from pods.backends.checks import model_architecture
+from pods.backends.checks import driver_version, model_architecture
 from pods.run import trainer
 from pods.run.gpucheck import PHASES, compose, peak_memory
 from pods.run.metrics import read_metrics
 
 DATASET_FILE = "standin_prompts.py"
+STACK = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "bitsandbytes", "hydra-core", "pods")
 PROMPTS = 256  # distinct stand-in prompts (the loop draws rl.prompts_per_step of them per step)
 
 
@@ -179,3 +182,32 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
                                   "trained": trained / max(seconds["update"], 1e-9)},
             "memory": memory_report(est, probe, total), "estimate_table": est.table(),
             "generation_plan": est.generation}
+
+
+def stack() -> dict:
+    """What this Python has: the packages pods runs on (None: missing), the GPU and its driver."""
+    def version(name):
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    cuda = torch.cuda.is_available()
+    return {"python": platform.python_version(), "packages": {name: version(name) for name in STACK},
+            "torch_cuda": torch.version.cuda, "cuda_available": cuda, "driver": driver_version(),
+            "gpu": torch.cuda.get_device_name() if cuda else None,
+            "gpu_memory_gib": torch.cuda.mem_get_info()[1] / mem.GIB if cuda else None}
+
+
+def write_summary(out_dir) -> Path:
+    """out_dir/offline-gpu-check.json: scripts/offline_gpu_check.sh's figures (the stack, the random-weight step,
+    TRL's steps) gathered from the files its checks wrote; a check that wrote nothing is recorded as missing."""
+    out_dir = Path(out_dir)
+    read = lambda p: json.loads(p.read_text()) if p.is_file() else None  # noqa: E731
+    trl_rows = read_metrics(out_dir / "trl") if (out_dir / "trl" / "metrics.jsonl").is_file() else []
+    summary = {"stack": read(out_dir / "stack.json"), "random_weights": read(out_dir / "random-weights.json"),
+               "trl": {"steps": len(trl_rows), "rows": trl_rows} if trl_rows else None}
+    summary["missing"] = [k for k, v in summary.items() if v is None]
+    path = out_dir / "offline-gpu-check.json"
+    path.write_text(json.dumps(summary, indent=1))
+    return path
