@@ -62,7 +62,7 @@ def one(overrides: list[str], gpu: str, total: float) -> int:
     print(f"  generation: {est.generation}" + "".join(f"\n  note: {n}" for n in w.notes))
     if str(cfg.backend.get("device", "auto")) == "cpu":
         print("  note: backend.device=cpu: this run trains on the CPU; the table is what it would need on a GPU")
-    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=total)
+    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=total, est=est)
     print(line)
     return FITS if fits else DOES_NOT_FIT
 

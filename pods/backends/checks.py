@@ -177,11 +177,11 @@ def check_memory(cfg) -> str | None:
     index = torch.device(device).index if device.startswith("cuda") else None
     free, total = (b / memory.GIB for b in torch.cuda.mem_get_info(index))
     arch, w = model_architecture(cfg.model), memory.workload(cfg)
-    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=free)
+    est = memory.estimate(arch, w, total_gib=total)  # once: the verdict and the table read it
+    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=free, est=est)
     where = f"{torch.cuda.get_device_name(index)}, {free:.1f} of {total:.1f} GiB free"
     if fits:
         return f"memory estimate: {line} ({where})"
-    est = memory.estimate(arch, w, total_gib=total)
     text = (f"the run does not fit the GPU's memory ({where}; estimate of "
             f"{memory.describe(str(cfg.model.name), arch, w)}, docs/gpu.md):\n{est.table()}\n  generation: "
             f"{est.generation}\n{line}")

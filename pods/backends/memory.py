@@ -372,9 +372,11 @@ def smallest_gpu_gib(est: Estimate, w: Workload, total_gib: float) -> float:
     return rest / (1 - w.gpu_memory_utilization) if w.gpu_memory_utilization < 1 else math.inf
 
 
-def verdict(arch: Architecture, w: Workload, *, total_gib: float, available_gib: float) -> tuple[bool, str]:
-    """(fits, the last line): 'fits: X GiB of N GiB' or 'does not fit: X GiB needed, N GiB available; try ...'."""
-    est = estimate(arch, w, total_gib=total_gib)
+def verdict(arch: Architecture, w: Workload, *, total_gib: float, available_gib: float,
+            est: Estimate | None = None) -> tuple[bool, str]:
+    """(fits, the last line): 'fits: X GiB of N GiB' or 'does not fit: X GiB needed, N GiB available; try ...'.
+    `est`: estimate(arch, w, total_gib=total_gib) when the caller has it already."""
+    est = est or estimate(arch, w, total_gib=total_gib)
     if est.total_gib <= available_gib:
         return True, f"fits: {est.total_gib:.1f} GiB of {available_gib:.1f} GiB"
     found = knobs(arch, w, total_gib=total_gib, available_gib=available_gib)

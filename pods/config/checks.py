@@ -247,14 +247,10 @@ def _architecture(model) -> list[str]:
 
 
 def _dataset(d) -> list[str]:
-    """The dataset (built in, or your function), its file, its rewards and weights, its shuffle seed."""
+    """The dataset (built in, or your function: run by pods.run.prepare), its file, its rewards and weights,
+    its shuffle seed."""
     p = []
-    if plugins.is_plugin(d.name):
-        try:
-            data.plugin_examples(d.name, d.split)  # imported, called and every row checked
-        except plugins.PluginError as err:
-            p.append(f"dataset.name: {err}")
-    elif d.name not in data.DATASETS:
+    if not plugins.is_plugin(d.name) and d.name not in data.DATASETS:
         p.append(f"unknown dataset.name {d.name!r}; valid: {', '.join(sorted(data.DATASETS))}, "
                  "or your own function as package.module:function (docs/workbench.md)")
     p += [ignored] if (ignored := data.generated_source_problem(d.name, "dataset.", path=d.path)) else []
@@ -268,14 +264,14 @@ def _dataset(d) -> list[str]:
 
 def reward_problems(d) -> list[str]:
     """dataset.rewards: {name, weight, unless} items (pods.rewards.Entry) naming registered rewards or your own
-    functions (imported and probed), and dataset.accuracy_reward among them."""
+    functions (imported and probed by pods.run.prepare, not here), and dataset.accuracy_reward among them."""
     p = rewards.entry_problems(d.rewards, where="dataset.rewards")
     items = [item for item in d.rewards or [] if isinstance(item, (dict, DictConfig))
              and isinstance(item.get("name"), str)]
-    for name in dict.fromkeys(item["name"] for item in items):
+    for name in dict.fromkeys(item["name"] for item in items if not plugins.is_plugin(item["name"])):
         try:
-            rewards.probe(name)
-        except ValueError as err:  # PluginError, RewardError, an unknown name
+            rewards.get(name)
+        except ValueError as err:  # an unknown name
             p.append(f"dataset.rewards: {err}")
     names = [item["name"] for item in items]
     if d.accuracy_reward is not None and d.accuracy_reward not in names:

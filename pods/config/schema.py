@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 SAVE_STRATEGIES = ("time", "steps", "no")  # rl.save_strategy (pods.run.checkpoint.SaveSchedule)
-OPTIMIZERS = ("adamw", "adamw_8bit")  # optim.name (pods.run.trainer.build_optimizer)
+OPTIMIZERS = ("adamw", "adamw_8bit")  # optim.name (pods.run.optim.build_optimizer)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from pods.backends import memory as mem
 from pods.backends.base import Sampling
 from pods.backends.checks import model_architecture
 from pods.run import trainer
+from pods.run.prepare import load_prompts
 from pods.run.metrics import read_metrics
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
@@ -147,7 +148,7 @@ class LastStepChecks:
             return None
         tol = self.tol if self.tol is not None else (1e-3 if policy.precision.compute == torch.float32 else 0.5)
         self.tol = tol
-        prompts = trainer.load_prompts(self.cfg, policy.tokenizer)[0][:PROBE_PROMPTS]
+        prompts = load_prompts(self.cfg, policy.tokenizer)[0][:PROBE_PROMPTS]
         served = generator.generate(prompts, 1, Sampling(max_tokens=self.max_tokens, temperature=0.0))
         self.greedy = greedy_agreement(policy, prompts, served.completion_ids, tol)
         self.probe = probe_handover(policy, generator, prompts, max_tokens=self.max_tokens, tol=tol,

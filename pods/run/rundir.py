@@ -26,6 +26,7 @@ RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluati
                        "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
 
 
+ASKED = "asked"  # config.yaml: the settings you gave that the start-up step resolved (pods.run.prepare.record)
 LOCK_FILE = ".lock"  # in the run directory while a process writes it (removed when it ends)
 
 
@@ -53,7 +54,9 @@ def differences(old: dict, new: dict, prefix: str = "") -> list[str]:
 
 def _comparable(cfg: dict) -> dict:
     """A run's config for `check_run_dir`: a warm start's model.name (its cache dir, derived from the
-    compared `warmstart` section) counts by its content hash (the dir name), not its absolute path."""
+    compared `warmstart` section) counts by its content hash (the dir name), not its absolute path; the
+    `asked` record of what it was resolved from is not compared (it follows from the compared keys)."""
+    cfg = {k: v for k, v in cfg.items() if k != ASKED}
     warm = cfg.get("warmstart")
     if isinstance(warm, dict) and warm.get("enabled", True) and isinstance(cfg.get("model"), dict):
         cfg = {**cfg, "model": {**cfg["model"], "name": Path(str(cfg["model"].get("name"))).name}}

@@ -2,52 +2,35 @@
 
     run_dir = pods.run.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
 
-Per step: B prompts -> n completions each -> rewards [B, n] -> `pods.core.algorithms.plan_update` (which
-rollouts, their advantages) -> `pods.core.losses.policy_loss` over micro-batches of rl.micro_batch_size
--> clip, ONE optimizer and scheduler step -> log -> checkpoint when due. Rerunning resumes from the newest
-intact checkpoint; step k samples with `sampling_seed(seed, k)`. The run directory and the metrics.jsonl
-keys: docs/training.md; signals, non-finite steps, failed writes: docs/long-runs.md.
+`train` = `pods.run.prepare.prepare` (every start-up check and load, once) then `loop`, whose `train_step` is:
+`generate_and_score` (B prompts -> n completions each -> rewards [B, n]) -> `pods.core.algorithms.plan_update`
+(which rollouts, their advantages) -> `optimize` (`pods.core.losses.policy_loss` over micro-batches, clip, ONE
+optimizer and scheduler step) -> weight hand-over -> `metrics_row` -> `save` when due. The run's position is
+one `RunState`. Rerunning resumes from the newest intact checkpoint; step k samples with `sampling_seed(seed, k)`.
+Run directory and metrics.jsonl keys: docs/training.md; signals, non-finite steps, failed writes: docs/long-runs.md.
 """
 
 from __future__ import annotations
 
 import contextlib
-import random
-import re
 import sys
 import time
-import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-import numpy as np
 import torch
-from omegaconf import OmegaConf
 
-from pods import backends, data, rewards
 from pods.backends.base import Sampling, sampling_seed
-from pods.backends.checks import check_memory, check_offline, load_error
-from pods.cli import doing, note
-from pods.config import algorithm, run_dir as get_run_dir
-from pods.config.checks import validate
+from pods.cli import note
 from pods.core.algorithms import keep, plan_update
-from pods.core.collect import Round, RoundsStopped, ShortBatchError, collect
+from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect
 from pods.core.losses import policy_loss
-from pods.core.schedule import LRSchedule
-from pods.errors import ConfigError, RewardError
-from pods.io import atomic_write_text
+from pods.errors import RewardError
 from pods.run import checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
 from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
-from pods.run.rundir import check_run_dir, lock_run_dir
+from pods.run.prepare import Ready, prepare
 from pods.run.samples import SampleLog
-from pods.run.warmstart import ensure_warmstart
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 class PromptStream:
@@ -66,19 +49,6 @@ class PromptStream:
                 self._epoch, self._perm = epoch, torch.randperm(self.size, generator=g).tolist()
             out.append(self._perm[p % self.size])
         return out
-
-
-def load_prompts(cfg, tokenizer, examples=None):
-    """(prompt ids [N], answers [N], cols {meta key: [N]}) of the training set after the length filter;
-    `examples`: the set already read by pods.data.load_examples (read here when None)."""
-    d = cfg.dataset
-    examples = data.load_examples(d) if examples is None else examples
-    kept, ids, dropped = data.training_set(examples, tokenizer, d, max_prompt_tokens=cfg.rl.max_prompt_tokens)
-    if not kept:
-        raise ConfigError(f"every prompt of {d.name} is longer than rl.max_prompt_tokens={cfg.rl.max_prompt_tokens} "
-                          "tokens: raise rl.max_prompt_tokens")
-    cols = data.meta_columns(kept)
-    return ids, [ex.answer for ex in kept], cols
 
 
 def score(texts, answers, cols, reward) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -118,44 +88,6 @@ def _wandb_module(logger):
     return wandb
 
 
-# parameter names weight decay skips: biases and norms (transformers Trainer.get_decay_parameter_names)
-NO_DECAY = re.compile(r"bias|layernorm|rmsnorm|(?:^|\.)norm(?:$|\.)|_norm(?:$|\.)")
-
-
-def decay_groups(named_params, weight_decay: float) -> list[dict]:
-    """AdamW parameter groups: weight decay on the weights, none on biases, norms and LayerNorm modules'
-    parameters (by lower-cased name, as HF's Trainer decides); an empty group is left out."""
-    decay, no_decay = [], []
-    for name, p in named_params:
-        (no_decay if NO_DECAY.search(name.lower()) else decay).append(p)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return [g for g in groups if g["params"]]
-
-
-def build_optimizer(named_params, cfg):
-    """(optimizer, pods.core.schedule.LRSchedule) per cfg.optim, the schedule sized by rl.max_steps or rl.max_time.
-
-    named_params: [(name, parameter)] of the trainable parameters (biases and norms get no decay).
-    """
-    o = cfg.optim
-    params = decay_groups(named_params, float(o.weight_decay))
-    opt = None
-    if o.name == "adamw_8bit":
-        try:
-            import bitsandbytes as bnb
-
-            if torch.cuda.is_available():
-                opt = bnb.optim.AdamW8bit(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
-        except ImportError:
-            pass
-        if opt is None:
-            warnings.warn("optim.name=adamw_8bit needs CUDA and bitsandbytes; using torch AdamW")
-    opt = opt or torch.optim.AdamW(params, lr=o.lr, betas=tuple(o.betas), weight_decay=o.weight_decay)
-    sched = LRSchedule(opt, lr=o.lr, name=o.scheduler, warmup_ratio=o.warmup_ratio,
-                       max_steps=cfg.rl.max_steps, max_time=cfg.rl.max_time)
-    return opt, sched
-
-
 def update(policy, kept, adv, cfg, timers=None) -> dict:
     """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * k].
 
@@ -187,6 +119,33 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
     return out
 
 
+@dataclass
+class RunState:
+    """Where the run stands: what the loop advances each step and a checkpoint saves."""
+
+    step: int = 0  # steps completed
+    elapsed: float = 0.0  # training seconds (generation .. weight sync of every step)
+    position: int = 0  # prompts drawn from the PromptStream
+    saved: tuple[int, float] = (0, 0.0)  # (step, elapsed) of the last checkpoint
+    checkpoint: Path | None = None  # the newest checkpoint: where a rerun resumes
+    row: dict | None = None  # the last step's metrics row (state.json keeps it too)
+    nonfinite: int = 0  # skipped (non-finite) steps in a row up to `checkpoint`
+    updating: bool = False  # the step in progress has begun to change the weights
+    rng_before: dict | None = None  # the RNG states when the step in progress began
+
+    @classmethod
+    def resumed(cls, ready: Ready) -> RunState:
+        if ready.resumed is None:
+            return cls()
+        path, state = ready.resumed
+        step, elapsed = state["step"], state["elapsed_seconds"]
+        return cls(step=step, elapsed=elapsed, position=state["data_position"], saved=(step, elapsed),
+                   checkpoint=path, row=state.get("metrics"), nonfinite=state.get("nonfinite_streak", 0))
+
+    def done(self, rl) -> bool:
+        return ckpt.should_stop(self.step, self.elapsed, rl.max_steps, rl.max_time)
+
+
 def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     """Run (or resume) training per `cfg`; return the run directory.
 
@@ -198,171 +157,176 @@ def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
     completed step, pods.io.WriteError when a file cannot be written, pods.errors.CheckpointError when every
     checkpoint is damaged, pods.io.LockedError when another process holds the run directory.
     """
-    validate(cfg)
-    examples = data.load_examples(cfg.dataset)  # every data file read and checked before any model loads
-    if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
-        cfg.model.name = str(ensure_warmstart(cfg.warmstart))  # relative to the project when cache_dir is
-    rdir = get_run_dir(cfg)
-    check_offline(cfg.model.name)  # a hub model that cannot load offline, before anything is written
-    fits = check_memory(cfg)  # on a GPU: the memory estimate; ConfigError with its table when it cannot fit
-    if fits:
-        print(fits)
-    rdir.mkdir(parents=True, exist_ok=True)
-    with lock_run_dir(rdir):  # a second process on this run directory is refused (pods.io.LockedError)
-        return _train(cfg, rdir, examples, on_step=on_step, clock=clock)
+    with prepare(cfg) as ready:  # settings, data, plug-ins, warm start, memory, lock, model, resume
+        loop(ready, on_step=on_step, clock=clock)
+        return ready.run_dir
 
 
-def _train(cfg, rdir: Path, examples, *, on_step, clock) -> Path:
-    """`train` inside the run directory `rdir`, which this process holds."""
-    rl, alg = cfg.rl, algorithm(cfg)
-    check_run_dir(cfg, rdir)  # under the lock: what it reads cannot change until the run ends
-    for line in ckpt.clean_stale(rdir):  # before anything else is written
-        print(f"{rdir}: {line}")
-    if not cfg.resume and ckpt.latest(rdir) is not None:
-        raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
-                          f"or choose another run_name=NAME (or move {rdir} aside) to start over")
-    verified = ckpt.check_resumable(rdir)  # a run whose every checkpoint is damaged stops before a model loads
+class Books:
+    """The loop's bookkeeping: timers, metrics and samples files, progress bar, save schedule, signals."""
 
-    seed_everything(cfg.seed)  # LoRA initialisation
-    with doing(f"loading the model {cfg.model.name} ({cfg.backend.name} backend)"):
-        try:
-            policy, generator = backends.build(cfg)
-        except (OSError, ValueError) as err:  # an unknown hub id, no network, a local directory missing files
-            raise load_error(cfg.model.name, err) from err
-    prompts, answers, cols = load_prompts(cfg, policy.tokenizer, examples)
-    # written once the model and prompts loaded: a start that fails there (a wrong model.name) leaves no config
-    # that would make the corrected command "a different run"
-    atomic_write_text(rdir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
-    B, n, m = rl.prompts_per_step, rl.n, rl.m
-    optimizer, scheduler = build_optimizer(policy.named_trainable_parameters(), cfg)
-    seed_everything(cfg.seed)  # the training stream starts from the same RNG state for any model
-    gens = {"select": torch.Generator().manual_seed(cfg.seed)}
-    step, elapsed, position, last_saved = 0, 0.0, 0, (0, 0.0)
-    with doing(f"resuming from the newest intact checkpoint of {rdir}"):
-        resume_from, state = ckpt.resume(rdir, policy, optimizer, scheduler, gens, verified=verified)
-    if resume_from is not None:
-        generator.update_weights(policy)
-        step, elapsed, position = state["step"], state["elapsed_seconds"], state["data_position"]
-        last_saved = (step, elapsed)
-        if ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
-            limits = ", ".join(f"rl.{k}={rl[k]}" for k in ("max_steps", "max_time") if rl[k] is not None)
-            print(f"{rdir} is already trained to its end ({resume_from.name}, {elapsed:.0f} s of training; "
-                  f"{limits}): nothing to train")
-        else:
-            print(f"resuming {rdir} from {resume_from.name} ({elapsed:.0f} s of training)")
-    stream = PromptStream(len(prompts), cfg.seed)
-    schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
-    sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
-    acc_name = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
-    reward = rewards.combined(cfg.dataset.rewards)  # exactly the total training optimises (gates included)
-    logger = MetricsLogger(rdir, cfg, resume_step=step, resume_row=(state or {}).get("metrics"))
-    lg = cfg.logging
-    samples = SampleLog(rdir, lg.samples_every, lg.samples_prompts, lg.print_samples, resume_step=step,
-                        wandb=_wandb_module(logger))
-    prompt_text = lambda ids: policy.tokenizer.decode(ids, skip_special_tokens=True)  # noqa: E731
-    streak = NonFiniteStreak(rl.max_nonfinite_steps, (state or {}).get("nonfinite_streak", 0))
-    bar = Progress(cfg.logging.progress, rl.max_steps, rl.max_time, step, elapsed)
-    timers = PhaseTimers(clock)
-    stop, row = StopSignals(), None  # SIGTERM / Ctrl-C: finish the step, checkpoint it, raise Interrupted
-    warned_short = False  # dynamic sampling's first short batch of this process prints a warning
+    def __init__(self, ready: Ready, run: RunState, clock):
+        cfg, rl, lg = ready.cfg, ready.cfg.rl, ready.cfg.logging
+        self.timers = PhaseTimers(clock)
+        self.logger = MetricsLogger(ready.run_dir, cfg, resume_step=run.step, resume_row=run.row)
+        self.samples = SampleLog(ready.run_dir, lg.samples_every, lg.samples_prompts, lg.print_samples,
+                                 resume_step=run.step, wandb=_wandb_module(self.logger))
+        self.bar = Progress(lg.progress, rl.max_steps, rl.max_time, run.step, run.elapsed)
+        self.schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
+        self.streak = NonFiniteStreak(rl.max_nonfinite_steps, run.nonfinite)
+        self.stop = StopSignals()  # SIGTERM / Ctrl-C: finish the step, checkpoint it, raise Interrupted
+        self.warned_short = False  # dynamic sampling's first short batch of this process prints a warning
 
-    def save(streak_count: int, rng=None) -> Path:  # checkpoint-<step> after the last completed step
-        with timers("checkpoint"):  # the row goes into state.json too, in case its own write fails
-            return ckpt.save(rdir, step, {"elapsed_seconds": elapsed, "data_position": position, "algorithm": alg,
-                                          "metrics": row, "nonfinite_streak": streak_count},
-                             policy, optimizer, scheduler, gens, rng=rng)
+    def close(self) -> None:
+        self.stop.restore()
+        self.bar.close()
+        self.logger.close()
 
+
+def loop(ready: Ready, *, on_step=None, clock=time.perf_counter) -> None:
+    """Train from `ready` (pods.run.prepare) until rl.max_steps / rl.max_time: one `train_step` per step."""
+    run = RunState.resumed(ready)
+    stream = PromptStream(len(ready.prompts), ready.cfg.seed)
+    books = Books(ready, run, clock)
     try:
-        stop.install()
-        while not ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
-            start, rng_before, updating = clock(), ckpt.rng_state(gens), False
-            def sample_round(r) -> Round:  # B new prompts, generated and scored (pods.core.collect: r > 0 when
-                drawn = stream(position + r * B, B)  # dynamic sampling needs more)
-                with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
-                    seeded = replace(sampling, seed=sampling_seed(cfg.seed, step, r))
-                    ro = generator.generate([prompts[i] for i in drawn], n, seeded)  # G * n
-                with timers("scoring"):
-                    total, per_fn = score_groups(ro.texts, drawn, answers, cols, reward, n)  # [B, n]
-                return Round(drawn, ro, total, per_fn, per_fn[acc_name] > 0)
-
-            def keep_round(total):  # [B, n] -> idx [B, k]: the update's selection, made once per round
-                with timers("selection"):
-                    return keep(total, alg, m, rl.rule, generator=gens["select"])
-
-            batch = collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling,
-                            metric=rl.dynamic_sampling_metric, max_rounds=rl.max_generation_rounds,
-                            short=rl.short_batch, stop=lambda: stop.requested)
-            rollouts, total, per_fn = batch.rollouts, batch.total, batch.per_fn  # G groups: [G, n]
-            if batch.short and not warned_short:
-                warned_short = _warn_short(batch, B, rl)
-            with timers("selection"):  # idx [G, k], adv [G, k]
-                idx, adv = plan_update(total, alg, m, rl.rule, scale=rl.scale_rewards, std=rl.advantage_std,
-                                       kept=batch.idx)
-            if hasattr(policy, "train"):
-                policy.train()
-            updating = True  # from here on the step in progress changes the weights
-            with timers("update"):
-                stats = update(policy, rollouts.select(idx), adv.reshape(-1), cfg, timers)
-                clip = cfg.optim.max_grad_norm if cfg.optim.max_grad_norm > 0 else float("inf")
-                grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
-                lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
-                skipped = nonfinite_reason(stats["loss"], grad_norm)
-                if skipped is None:  # a NaN/inf loss or gradient norm: no optimizer step
-                    optimizer.step()
-                    scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-            if not stop.requested:  # stopping after this step; a signal may have ended the engine process too
-                with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
-                    generator.update_weights(policy)
-            step, position = step + 1, position + batch.drawn
-            step_seconds = clock() - start
-            elapsed += step_seconds
-            row = {"step": step, "elapsed_seconds": elapsed, "data_position": position,
-                   "optimizer_steps": scheduler.optimizer_steps, "algorithm": alg, "lr": lr,
-                   **step_metrics(rollouts, total, per_fn, batch.correct, idx, stats, grad_norm),
-                   "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {}),
-                   "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
-                   "frac_drawn_informative": batch.drawn_informative / batch.drawn,
-                   "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
-                   "short_batch": batch.short}
-            if samples.due(step):  # what the model writes: samples.jsonl (and a wandb table)
-                samples.log(step, [prompt_text(prompts[i]) for i in batch.prompts],
-                            [answers[i] for i in batch.prompts], rollouts, total, per_fn, idx)
-            if on_step is not None:
-                row.update(on_step(row, policy, generator) or {})
-            row.update(timers.pop())
-            row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
-            stopping = ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time)
-            if schedule.due(step, elapsed, *last_saved, stopping=stopping, interrupted=stop.requested):
-                resume_from, last_saved = save(streak.count + (skipped is not None)), (step, elapsed)
-                row.update(timers.pop())
-            logger.log(row)
-            bar.update(row)
-            streak.update(step, skipped, resume_from)
-            if stop.requested:
-                raise Interrupted(stop.signum, step, resume_from)
+        books.stop.install()
+        while not run.done(ready.cfg.rl):
+            train_step(ready, run=run, books=books, stream=stream, on_step=on_step, clock=clock)
     except Exception as err:
         if isinstance(err, Interrupted):
             raise
-        if not stop.requested and not isinstance(err, (RewardError, ShortBatchError)):
-            note(err, f"training step {step + 1} of {rdir}")
-            raise
-        # a signal (which may also have ended e.g. vLLM's engine process), a reward that failed on this step's
-        # completions, or rounds that ran out: keep the last completed step (weights untouched by this one; the
-        # RNG states as they were when it began), so the rerun resumes there
-        if step > last_saved[0] and not updating and schedule.due(step, elapsed, *last_saved, interrupted=True):
-            resume_from = save(streak.count, rng=rng_before)
-        if stop.requested:
-            why = (f" (during step {step + 1}'s generation rounds: that step is dropped and runs again on resume)"
-                   if isinstance(err, RoundsStopped) else
-                   f" (step {step + 1} failed once the signal came: {type(err).__name__}: {err})")
-            raise Interrupted(stop.signum, step, resume_from, why) from err
-        resumes = resume_from if resume_from is not None else "step 0 (no checkpoint yet)"
-        err.args = (f"{err}\n  (step {step + 1} of {rdir}; fix this and rerun the same command: it resumes from "
-                    f"{resumes})",)
+        keep_last_step(err, ready=ready, run=run, books=books)
         raise
     finally:
-        stop.restore()
-        bar.close()
-        logger.close()
-    return rdir
+        books.close()
+
+
+def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStream, on_step, clock) -> None:
+    """One step: generate and score (rounds), select and weigh, update, hand the weights over, log, save."""
+    rl, timers = ready.cfg.rl, books.timers
+    start, run.rng_before, run.updating = clock(), ckpt.rng_state(ready.gens), False
+    batch = generate_and_score(ready, run=run, stream=stream, timers=timers, stop=lambda: books.stop.requested)
+    if batch.short and not books.warned_short:
+        books.warned_short = _warn_short(batch, rl.prompts_per_step, rl)
+    with timers("selection"):  # idx [G, k], adv [G, k]
+        idx, adv = plan_update(batch.total, ready.algorithm, rl.m, rl.rule, scale=rl.scale_rewards,
+                               std=rl.advantage_std, kept=batch.idx)
+    run.updating = True  # from here on the step in progress changes the weights
+    with timers("update"):
+        stats, grad_norm, lr, skipped = optimize(ready, kept=batch.rollouts.select(idx), adv=adv.reshape(-1),
+                                                 elapsed=run.elapsed, timers=timers)
+    if not books.stop.requested:  # stopping after this step; a signal may have ended the engine process too
+        with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
+            ready.generator.update_weights(ready.policy)
+    run.step, run.position = run.step + 1, run.position + batch.drawn
+    step_seconds = clock() - start
+    run.elapsed += step_seconds
+    row = metrics_row(ready, run=run, batch=batch, idx=idx, stats=stats, grad_norm=grad_norm, lr=lr,
+                      skipped=skipped)
+    run.row = row
+    if books.samples.due(run.step):  # what the model writes: samples.jsonl (and a wandb table)
+        prompt_text = lambda i: ready.policy.tokenizer.decode(ready.prompts[i], skip_special_tokens=True)  # noqa: E731
+        books.samples.log(run.step, [prompt_text(i) for i in batch.prompts], [ready.answers[i] for i in batch.prompts],
+                          batch.rollouts, batch.total, batch.per_fn, idx)
+    if on_step is not None:
+        row.update(on_step(row, ready.policy, ready.generator) or {})
+    row.update(timers.pop())
+    row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
+    stopping = run.done(rl)
+    if books.schedule.due(run.step, run.elapsed, *run.saved, stopping=stopping, interrupted=books.stop.requested):
+        save(ready, run=run, timers=timers, nonfinite=books.streak.count + (skipped is not None))
+        row.update(timers.pop())
+    books.logger.log(row)
+    books.bar.update(row)
+    books.streak.update(run.step, skipped, run.checkpoint)
+    if books.stop.requested:
+        raise Interrupted(books.stop.signum, run.step, run.checkpoint)
+
+
+def generate_and_score(ready: Ready, *, run: RunState, stream: PromptStream, timers, stop) -> Batch:
+    """B prompts' n completions each, scored: one round, or rounds until B informative groups (dynamic sampling)."""
+    rl, B, n = ready.cfg.rl, ready.cfg.rl.prompts_per_step, ready.cfg.rl.n
+    sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
+
+    def sample_round(r) -> Round:  # round r > 0 when dynamic sampling needs more (pods.core.collect)
+        drawn = stream(run.position + r * B, B)
+        with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
+            seeded = replace(sampling, seed=sampling_seed(ready.cfg.seed, run.step, r))
+            ro = ready.generator.generate([ready.prompts[i] for i in drawn], n, seeded)  # G * n
+        with timers("scoring"):
+            total, per_fn = score_groups(ro.texts, drawn, ready.answers, ready.cols, ready.reward, n)  # [B, n]
+        return Round(drawn, ro, total, per_fn, per_fn[ready.accuracy] > 0)
+
+    def keep_round(total):  # [B, n] -> idx [B, k]: the update's selection, made once per round
+        with timers("selection"):
+            return keep(total, ready.algorithm, rl.m, rl.rule, generator=ready.gens["select"])
+
+    return collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling, metric=rl.dynamic_sampling_metric,
+                   max_rounds=rl.max_generation_rounds, short=rl.short_batch, stop=stop)
+
+
+def optimize(ready: Ready, *, kept, adv, elapsed: float, timers) -> tuple[dict, float, float, str | None]:
+    """The loss gradient of the kept rollouts (adv [G * k]), clipped, and one optimizer and scheduler step
+    unless the loss or the gradient norm is not finite: (stats, grad_norm, lr, why skipped or None)."""
+    policy, optimizer, scheduler, o = ready.policy, ready.optimizer, ready.scheduler, ready.cfg.optim
+    if hasattr(policy, "train"):
+        policy.train()
+    stats = update(policy, kept, adv, ready.cfg, timers)
+    clip = o.max_grad_norm if o.max_grad_norm > 0 else float("inf")
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
+    lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
+    skipped = nonfinite_reason(stats["loss"], grad_norm)
+    if skipped is None:  # a NaN/inf loss or gradient norm: no optimizer step
+        optimizer.step()
+        scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+    return stats, grad_norm, lr, skipped
+
+
+def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_norm, lr, skipped) -> dict:
+    """The step's metrics.jsonl row (keys: docs/training.md)."""
+    rollouts = batch.rollouts
+    return {"step": run.step, "elapsed_seconds": run.elapsed, "data_position": run.position,
+            "optimizer_steps": ready.scheduler.optimizer_steps, "algorithm": ready.algorithm, "lr": lr,
+            **step_metrics(rollouts, batch.total, batch.per_fn, batch.correct, idx, stats, grad_norm),
+            "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {}),
+            "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
+            "frac_drawn_informative": batch.drawn_informative / batch.drawn,
+            "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
+            "short_batch": batch.short}
+
+
+def save(ready: Ready, *, run: RunState, timers, nonfinite: int, rng=None) -> None:
+    """checkpoint-<step> after the last completed step (the row goes into state.json too, in case its own
+    write fails); `rng`: the RNG states to save (default: as they are now)."""
+    with timers("checkpoint"):
+        run.checkpoint = ckpt.save(ready.run_dir, run.step,
+                                   {"elapsed_seconds": run.elapsed, "data_position": run.position,
+                                    "algorithm": ready.algorithm, "metrics": run.row, "nonfinite_streak": nonfinite},
+                                   ready.policy, ready.optimizer, ready.scheduler, ready.gens, rng=rng)
+    run.saved = (run.step, run.elapsed)
+
+
+def keep_last_step(err: Exception, *, ready: Ready, run: RunState, books: Books) -> None:
+    """After a step failed: keep the last completed step when the failure allows a clean resume, and say so.
+
+    A signal (which may also have ended e.g. vLLM's engine process), a reward that failed on this step's
+    completions, or rounds that ran out: the last completed step is checkpointed (weights untouched by this
+    one; the RNG states as they were when it began), so the rerun resumes there. Raises Interrupted after a
+    signal; otherwise adds where to resume to `err`'s message (the caller re-raises it)."""
+    rdir, step = ready.run_dir, run.step
+    requested = books.stop.requested
+    if not requested and not isinstance(err, (RewardError, ShortBatchError)):
+        note(err, f"training step {step + 1} of {rdir}")
+        return
+    if step > run.saved[0] and not run.updating and books.schedule.due(step, run.elapsed, *run.saved,
+                                                                       interrupted=True):
+        save(ready, run=run, timers=books.timers, nonfinite=books.streak.count, rng=run.rng_before)
+    if requested:
+        why = (f" (during step {step + 1}'s generation rounds: that step is dropped and runs again on resume)"
+               if isinstance(err, RoundsStopped) else
+               f" (step {step + 1} failed once the signal came: {type(err).__name__}: {err})")
+        raise Interrupted(books.stop.signum, step, run.checkpoint, why) from err
+    resumes = run.checkpoint if run.checkpoint is not None else "step 0 (no checkpoint yet)"
+    err.args = (f"{err}\n  (step {step + 1} of {rdir}; fix this and rerun the same command: it resumes from "
+                f"{resumes})",)

@@ -100,11 +100,11 @@ def test_full_parameter_reference_copy_is_stored_in_compute_dtype():
 
 
 def one_step(precision):
-    """One AdamW step at lr 5e-6 (pods.run.trainer.build_optimizer) on a full-parameter tiny policy.
+    """One AdamW step at lr 5e-6 (pods.run.optim.build_optimizer) on a full-parameter tiny policy.
 
     Returns (weights before, weights after) as float32 vectors.
     """
-    from pods.run.trainer import build_optimizer
+    from pods.run.optim import build_optimizer
 
     c = cfg("model.lora.rank=0")
     policy = hf.load_policy(c, precision=precision)

@@ -283,7 +283,7 @@ def test_training_set_filters_then_shuffles_like_the_authors(tok):
 def test_trainer_loads_the_paper_prepared_math_set_the_same_way_every_time(tok):
     from hydra import compose, initialize_config_dir
 
-    from pods.run.trainer import load_prompts
+    from pods.run.prepare import load_prompts
 
     root = __import__("pathlib").Path(__file__).resolve().parents[3]
     with initialize_config_dir(config_dir=str(root / "config"), version_base=None):

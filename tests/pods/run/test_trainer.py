@@ -13,7 +13,8 @@ import pytest
 import torch
 
 import pods.backends
-from pods.run import trainer
+from pods.errors import ConfigError
+from pods.run import optim, prepare, trainer
 from pods.run.metrics import read_metrics
 
 HERE = Path(__file__).resolve().parent
@@ -169,7 +170,7 @@ def test_full_parameter_runs_decay_weights_but_not_biases_and_norms(tmp_path):
     cfg = tiny_cfg(tmp_path, "model.lora.rank=0", "optim.weight_decay=0.5", "optim.lr=0.1")
     policy = load_policy(cfg)
     named = policy.named_trainable_parameters()
-    decay, no_decay = trainer.decay_groups(named, 0.5)
+    decay, no_decay = optim.decay_groups(named, 0.5)
     ids = lambda group: {id(p) for p in group["params"]}  # noqa: E731
     hf_decay = set(Trainer.get_decay_parameter_names(None, policy.model))
     assert ids(decay) == {id(p) for k, p in named if k in hf_decay}
@@ -178,14 +179,14 @@ def test_full_parameter_runs_decay_weights_but_not_biases_and_norms(tmp_path):
     assert "model.norm.weight" in exempt and any(k.endswith("q_proj.bias") for k in exempt)
     assert any(k.endswith("input_layernorm.weight") for k in exempt)
     assert exempt == sorted(k for k, _ in named if k not in hf_decay)
-    optimizer, _ = trainer.build_optimizer(named, cfg)
+    optimizer, _ = optim.build_optimizer(named, cfg)
     before = {k: p.detach().clone() for k, p in named}
     for _, p in named:
         p.grad = torch.zeros_like(p)  # no gradient: only decay moves a parameter
     optimizer.step()
     moved = {k for k, p in named if not torch.equal(p.detach(), before[k])}
     assert moved == {k for k in before if k in hf_decay}  # weights shrink by lr * wd; biases and norms stay
-    assert trainer.decay_groups([(k, p) for k, p in named if "lora_" in k], 0.1) == []  # nothing trainable: no group
+    assert optim.decay_groups([(k, p) for k, p in named if "lora_" in k], 0.1) == []  # nothing trainable: no group
 
 
 class FakeClock:
@@ -276,13 +277,13 @@ def test_rerun_with_a_different_config_in_the_same_dir_is_refused(tmp_path, monk
     _, longer, _ = run(tmp_path, monkeypatch, "rl.max_steps=2")  # a longer budget continues the run
     assert [r["step"] for r in longer] == [1, 2] and longer[0] == rows[0]
     assert f"resuming {run_dir} from checkpoint-1" in capsys.readouterr().out
-    with pytest.raises(trainer.ConfigError, match="already holds a different run"):
+    with pytest.raises(ConfigError, match="already holds a different run"):
         run(tmp_path, monkeypatch, "rl.max_steps=1", "rl.n=16")
 
 
 def test_warm_start_model_becomes_the_runs_base_model(tmp_path, monkeypatch, tiny_model_dir):
     seen = []
-    monkeypatch.setattr(trainer, "ensure_warmstart", lambda ws: seen.append(dict(ws)) or tiny_model_dir)
+    monkeypatch.setattr(prepare, "ensure_warmstart", lambda ws: seen.append(dict(ws)) or tiny_model_dir)
     run_dir, rows, spy = run(tmp_path, monkeypatch, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
     assert seen == [{"target_greedy": 0.1}]
     from omegaconf import OmegaConf

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from pods.run import checkpoint as ck
-from pods.run import trainer
+from pods.run import prepare, trainer
 from pods.errors import ConfigError, RewardError
 from pods.run.guard import NonFiniteError
 from pods.io import WriteError
@@ -72,7 +72,7 @@ def test_a_nan_reward_stops_the_run_naming_it_and_keeps_the_last_step(tmp_path, 
     """A reward's NaN is refused like any other unusable output (one rule, the probe's): the run stops with a
     message naming the function, the value and the completion, after saving the last completed step."""
     (tmp_path / "flaky.py").write_text(FLAKY)
-    monkeypatch.setattr(trainer, "load_prompts", fake_prompts)  # the real scoring path: pods.rewards.combined
+    monkeypatch.setattr(prepare, "load_prompts", fake_prompts)  # the real scoring path: pods.rewards.combined
     name = f"{tmp_path / 'flaky.py'}:flaky"
     cfg = tiny_cfg(tmp_path, "rl.max_steps=4", f"dataset.rewards=[{{name: '{name}', weight: 1.0}}]",
                    f"dataset.accuracy_reward='{name}'")
@@ -223,7 +223,7 @@ def test_a_warm_start_is_stored_relative_to_the_project(tmp_path, monkeypatch, t
     from omegaconf import OmegaConf
 
     monkeypatch.chdir(tiny_model_dir.parent)
-    monkeypatch.setattr(trainer, "ensure_warmstart", lambda ws: Path(tiny_model_dir.name))
+    monkeypatch.setattr(prepare, "ensure_warmstart", lambda ws: Path(tiny_model_dir.name))
     run_dir = run(tmp_path, monkeypatch, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
     assert OmegaConf.load(run_dir / "config.yaml").model.name == tiny_model_dir.name
 
