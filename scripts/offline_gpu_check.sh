@@ -7,7 +7,8 @@
 #   bash scripts/offline_gpu_check.sh --dry-run      # here, on the CPU: the same steps at a small size
 #
 # Options: --wheels DIR (default .whl), --out DIR (default checkpoints/offline-gpu-check), --python PY (default
-# python3; --dry-run: the checkout's .venv if there is one), --steps N (default 3).
+# python3; --dry-run: the checkout's .venv if there is one), --steps N (default 3), --node-python X.Y (with
+# --download: the node's Python version, default 3.12; multiprocess's wheel is per version).
 # The checks: (1) scripts/gpu_check.py --config experiment=gsm8k_main backend=hf --random-weights: Qwen2.5-3B's
 # architecture with random weights, 4-bit base through bitsandbytes, LoRA 64 (fp32) under bf16 autocast, prompts and
 # completions of 512 tokens, n = 64 -> m = 16; (2) scripts/train_trl.py: TRL's PODSTrainer on the same random model
@@ -21,7 +22,7 @@ WHEELS_PINNED=(hydra-core==1.3.8 omegaconf==2.3.1 hydra-submitit-launcher==1.2.0
                multiprocess==0.70.19 bitsandbytes==0.50.2)
 SDISTS_PINNED=(antlr4-python3-runtime==4.9.3 pylatexenc==2.10)  # no wheels on PyPI: built here (pure Python)
 
-WHEELS="$ROOT/.whl" WHEELS_GIVEN=0 OUT="$ROOT/checkpoints/offline-gpu-check" PY="" STEPS=3 MODE=check
+WHEELS="$ROOT/.whl" WHEELS_GIVEN=0 OUT="$ROOT/checkpoints/offline-gpu-check" PY="" STEPS=3 MODE=check NODE_PYTHON=3.12
 while [ $# -gt 0 ]; do
     case "$1" in
         --download) MODE=download; shift ;;
@@ -30,14 +31,15 @@ while [ $# -gt 0 ]; do
         --out) OUT="$(realpath -m "$2")"; shift 2 ;;
         --python) PY="$2"; shift 2 ;;
         --steps) STEPS="$2"; shift 2 ;;
-        -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+        --node-python) NODE_PYTHON="$2"; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "offline_gpu_check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 
 if [ "$MODE" = download ]; then
     mkdir -p "$WHEELS"
-    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$NODE_PYTHON" --implementation cp \
         --platform manylinux_2_28_x86_64 --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
         --platform manylinux2014_x86_64 -d "$WHEELS" "${WHEELS_PINNED[@]}" || exit 1
     python3 -m pip wheel -q --no-deps -w "$WHEELS" "${SDISTS_PINNED[@]}" || exit 1

@@ -30,7 +30,7 @@ from pods.run.gpucheck import PHASES, compose, peak_memory
 from pods.run.metrics import read_metrics
 
 DATASET_FILE = "standin_prompts.py"
-STACK = ("torch", "transformers", "peft", "accelerate", "trl", "datasets", "bitsandbytes", "hydra-core", "pods")
+STACK = ("torch", "triton", "transformers", "peft", "accelerate", "trl", "datasets", "bitsandbytes", "hydra-core", "pods")
 PROMPTS = 256  # distinct stand-in prompts (the loop draws rl.prompts_per_step of them per step)
 
 
