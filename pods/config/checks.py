@@ -29,7 +29,7 @@ from pods.config.schema import (OPTIMIZERS, SAVE_STRATEGIES, EvalConfig, Heldout
 from pods.core.advantages import SCALES, STDS
 from pods.core.algorithms import ALGORITHMS
 from pods.core.collect import FILTER_METRICS, MAX_ROUNDS, SHORT_BATCH
-from pods.core.downsample import RULES
+from pods.core.downsample import NEEDS, RULES
 from pods.core.losses import AGGREGATIONS
 from pods.core.schedule import SCHEDULERS
 from pods.data.math_labels import LABELS, labels_problem
@@ -167,6 +167,9 @@ def _n_m(rl) -> list[str]:
     if rl.rule == "none" and m != n and alg not in ("grpo", "grpo_ga"):
         p.append(f"rl.rule=none keeps all rollouts, so rl.m must equal rl.n (got n={n}, m={m}); "
                  "use rl.m=rl.n or a down-sampling rule such as rl.rule=max_variance")
+    if NEEDS.get(rl.rule):  # until the loop passes them (issue 30 wiring); pods.select and PODSTrainer do
+        p.append(f"rl.rule={rl.rule} needs {' and '.join(NEEDS[rl.rule])} per rollout, which train.py does not "
+                 "pass to the rule yet; use it through pods.select or PODSTrainer, or pick another rl.rule")
     if alg == "grpo" and m != n:
         p.append(f"rl.algorithm=grpo needs rl.m == rl.n (got n={n}, m={m}); use rl.algorithm=auto for PODS")
     if alg == "pods" and m >= n:

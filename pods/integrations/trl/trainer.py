@@ -16,7 +16,7 @@ from transformers.trainer_callback import ExportableState
 from trl import GRPOTrainer
 
 from pods.core.advantages import group_advantages
-from pods.core.downsample import select
+from pods.core.downsample import NEEDS, select
 from pods.integrations.trl.sampler import PromptRepeatsMixin
 
 LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded
@@ -85,8 +85,9 @@ class PODSMixin:
         rewards[torch.isnan(per_func).all(dim=1)] = torch.nan
         return rewards.float().cpu()
 
-    def _pods_select(self, rewards: torch.Tensor):
-        """rewards [G, n] (NaN: unscorable) -> kept [G, m], kept rewards [G, m] (NaN kept), advantages [G, m].
+    def _pods_select(self, rewards: torch.Tensor, lengths: torch.Tensor | None = None):
+        """rewards [G, n] (NaN: unscorable), lengths [G, n] completion tokens (rules that need them) ->
+        kept [G, m], kept rewards [G, m] (NaN kept), advantages [G, m].
 
         The selection sees an unscorable rollout at its group's mean; the advantages leave it out of
         the kept mean and std and give it 0 (group_advantages), as TRL's nanmean / nanstd do.
@@ -95,7 +96,7 @@ class PODSMixin:
         fill = torch.nan_to_num(torch.nanmean(rewards, dim=1, keepdim=True), nan=0.0)  # [G, 1]
         filled = torch.where(torch.isnan(rewards), fill, rewards)  # [G, n]
         generator = selection_generator(self.args.seed, self._pods_counter.round)
-        kept = select(filled, m, rule, generator=generator)  # [G, m]
+        kept = select(filled, m, rule, generator=generator, lengths=lengths)  # [G, m]
         kept_rewards = rewards.gather(1, kept)  # [G, m]
         adv = group_advantages(kept_rewards, scale=scale)  # TRL's scale_rewards: group | batch | none
         return kept, kept_rewards, adv
@@ -110,7 +111,10 @@ class PODSMixin:
                 f"but TRL gathered {rewards.numel()} rewards"
             )
         G = rewards.numel() // n
-        kept, kept_rewards, adv = self._pods_select(rewards.view(G, n))  # [G, m] each
+        lengths = None
+        if "lengths" in NEEDS[self.args.pods_rule]:  # gathered in the rewards' (process-major) order
+            lengths = acc.gather(output["completion_mask"].sum(1)).float().cpu().view(G, n)
+        kept, kept_rewards, adv = self._pods_select(rewards.view(G, n), lengths)  # [G, m] each
         rows = (torch.arange(G).unsqueeze(1) * n + kept).flatten()  # [G * m] global row of each kept rollout
         order = rows.argsort()
         rows, adv_flat = rows[order], adv.flatten()[order]

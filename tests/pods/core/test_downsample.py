@@ -115,11 +115,12 @@ def test_none_is_identity_and_requires_m_equals_n():
 
 def test_ties_resolve_deterministically():
     row = torch.tensor([1.0, 1.0, 0.0, 0.0, 1.0, 0.0])
+    lengths = torch.tensor([5.0, 5.0, 3.0, 3.0, 5.0, 3.0])
     for rule in RULES:
         if rule == "random":
             continue
         m = 6 if rule == "none" else 4
-        assert torch.equal(select(row, m, rule), select(row.clone(), m, rule))
+        assert torch.equal(select(row, m, rule, lengths=lengths), select(row.clone(), m, rule, lengths=lengths.clone()))
 
 
 def test_partial_selection_path_with_ties_never_repeats_an_index():
@@ -146,7 +147,8 @@ def test_large_magnitude_rewards_keep_max_variance():
         (torch.rand(2, 4), 2.0, "max_variance", "integer"),
         (torch.tensor([[0.0, 1.0], [math.nan, 1.0]]), 1, "max_variance", "group\\(s\\) \\[1\\]"),
         (torch.tensor([[0.0, math.inf]]), 1, "max_reward", "finite"),
-        (torch.rand(2, 4), 2, "max_var", "valid rules: max_variance, max_reward, random, percentile, none"),
+        (torch.rand(2, 4), 2, "max_var", "did you mean 'max_variance'.*valid: max_variance, max_reward"),
+        (torch.rand(2, 4), 2, "gfpo_length", "'gfpo_length' needs lengths"),
         (torch.rand(2, 2, 2), 1, "max_variance", "\\[G, n\\]"),
     ],
 )

@@ -223,3 +223,15 @@ def test_parameters_change(trained):
     after = dict(trainer.model.named_parameters())
     changed = [k for k, v in before.items() if not torch.equal(v, after[k].detach())]
     assert len(changed) == len(before)
+
+
+def test_a_rule_that_needs_lengths_gets_them():
+    from types import SimpleNamespace
+
+    rewards = torch.tensor([[1.0, 0.0, 1.0, 0.0]])
+    fake = SimpleNamespace(args=SimpleNamespace(pods_m=2, pods_rule="gfpo_length", seed=0), scale_rewards="group",
+                           _pods_counter=SimpleNamespace(round=0))
+    kept, _, _ = PODSTrainer._pods_select(fake, rewards, torch.tensor([[9.0, 3.0, 1.0, 5.0]]))
+    assert kept.tolist() == [[2, 1]]
+    with pytest.raises(ValueError, match="needs lengths"):
+        PODSTrainer._pods_select(fake, rewards)

@@ -1,0 +1,29 @@
+"""Name lookup shared by the hook registries (rollout rules, prompt rules, allocations, token masks, m schedules).
+
+    fn = lookup("rollout rule", "gfpo_lenght", RULES)   # ValueError: ... did you mean 'gfpo_length'? ...
+    require("rollout rule", "gfpo_length", NEEDS["gfpo_length"], lengths=None)  # ValueError: needs lengths
+
+Contract: a registry is a plain dict filled where its entries are implemented; an unknown name raises
+ValueError naming the nearest names (difflib) and every valid one; a missing input names the rule and the input.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+
+def lookup(kind: str, name: str, registry: dict):
+    """registry[name], or a ValueError that names the closest valid names."""
+    if name in registry:
+        return registry[name]
+    near = difflib.get_close_matches(str(name), list(registry), n=3, cutoff=0.5)
+    hint = f"did you mean {' or '.join(repr(x) for x in near)}? " if near else ""
+    raise ValueError(f"unknown {kind} {name!r}; {hint}valid: {', '.join(registry)}")
+
+
+def require(kind: str, name: str, needs: tuple[str, ...], **given) -> None:
+    """Raise ValueError if one of `needs` was not given (is None)."""
+    missing = [k for k in needs if given.get(k) is None]
+    if missing:
+        raise ValueError(f"{kind} {name!r} needs {' and '.join(missing)} (pass {', '.join(f'{k}=...' for k in missing)}), "
+                         "which were not given")
