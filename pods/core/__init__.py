@@ -6,6 +6,7 @@
     from pods.core.losses import policy_loss           # the policy-gradient loss of one micro-batch
 
 Also here: `rollouts` (a step's completions, grouped per prompt), `collect` (generation rounds and
-dynamic sampling) and `schedule` (the learning-rate factor). Nothing in core reads a config, a file
-or a model: it imports torch and pods.errors only.
+dynamic sampling), `schedule` (the learning-rate factor), and the selection lab's other hook kinds:
+`prompt_rules`, `allocation`, `token_masks`, `m_schedule`, with `compat` (docs/rules.md). Nothing in core
+reads a config, a file or a model: it imports torch and pods.errors only.
 """
