@@ -30,7 +30,7 @@ import json
 import time
 from pathlib import Path
 
-from pods import rewards
+from pods import data, rewards
 from pods.rewards import math_answer
 from pods.io import atomic_write_json
 from pods.analysis.paper_data import examples_path
@@ -111,7 +111,7 @@ def load_examples(path: Path) -> dict[str, tuple[list[str], list[str]]]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         for line in f:
             row = json.loads(line)
-            completions, answers = by_reward.setdefault(rewards.DATASET_REWARD[row["dataset"]], ([], []))
+            completions, answers = by_reward.setdefault(data.DATASETS[row["dataset"]].reward, ([], []))
             completions.append(row["completion"])
             answers.append(row["answer"])
     return by_reward

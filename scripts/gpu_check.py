@@ -27,7 +27,6 @@ long) and prints seconds per phase, tokens per second and memory term by term; t
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import subprocess
 import sys
@@ -36,19 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from pods.run.gpucheck import VARIANTS
+from pods.run.gpucheck import VARIANTS, unavailable
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
-
-
-def available(variant: str, *, tiny: bool, cuda: bool) -> str | None:
-    """None if the variant can run here, else why not (a SKIP reason)."""
-    backend = VARIANTS[variant][0]
-    if backend in ("vllm", "unsloth") and importlib.util.find_spec(backend) is None:
-        return f"{backend} is not installed (uv sync --extra gpu)"
-    if backend == "unsloth" and (tiny or not cuda):
-        return "Unsloth needs a CUDA GPU and a hub model"
-    return None
 
 
 def child(one: str, extra: list[str], out: Path, log: Path) -> tuple[dict | None, int, str]:
@@ -216,7 +205,7 @@ def run(argv=None) -> int:
     print(f"gpu_check: {'tiny model' if args.tiny else args.model} on {device}, {args.steps} steps per variant")
     rows = []
     for name in names:
-        why = available(name, tiny=args.tiny, cuda=cuda)
+        why = unavailable(name, tiny=args.tiny, cuda=cuda)
         if why:
             rows.append({"variant": name, "ok": True, "skip": why})
             continue

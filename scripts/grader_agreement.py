@@ -6,7 +6,7 @@ r"""Where this suite's strict verifiers and the paper's grader disagree, by kind
 
 For every completion of the examples file (rows: dataset, model, answer, completion, correct,
 format_correct; docs/evaluation.md) it runs the strict verifier of the dataset
-(`rewards.DATASET_REWARD`: gsm8k -> `gsm8k`, math500 / amc23 -> `math`) and the paper-compatible
+(`pods.data.DATASETS[name].reward`: gsm8k -> `gsm8k`, math500 / amc23 -> `math`) and the paper-compatible
 grader of the model (qwen -> `paper_answer`, `\d+`; llama -> `paper_answer_decimal`, `[\d.,]+`),
 and prints (markdown):
 1. per dataset and model: rows, and how often each grader agrees with the authors' stored verdicts
@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-from pods import rewards
+from pods import data, rewards
 from pods.analysis.paper_data import examples_path
 from pods.rewards.extract import final, stops_mid_sentence
 from pods.rewards.paper import NUMBER_PATTERNS, answer_block, last_number
@@ -132,7 +132,7 @@ def grade(rows: list[dict]) -> list[dict]:
     for r in rows:
         name, one = GRADER[r["model"]], ([r["completion"]], [r["answer"]])
         out.append(dict(r, pattern=NUMBER_PATTERNS[name].pattern,
-                        strict=rewards.get(rewards.DATASET_REWARD[r["dataset"]])(*one)[0] > 0,
+                        strict=rewards.get(data.DATASETS[r["dataset"]].reward)(*one)[0] > 0,
                         paper=rewards.get(name)(*one)[0] > 0, strict_format=rewards.get("format")(*one)[0] > 0,
                         paper_format=rewards.get("paper_format")(*one)[0] > 0))
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Callable, Protocol, runtime_checkable
 
 import torch
 
@@ -90,3 +90,28 @@ class Policy(Protocol):
     def load(self, path: Path) -> None:
         """Load trainable weights written by `save`."""
         ...
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a backend declares about itself (`FACTS` in its module; `pods.backends.facts(name)`): read by the
+    start-up checks, the memory estimate (pods.backends.memory) and the first-contact check (pods.run.gpucheck)."""
+
+    label: str  # its name in messages: "transformers", "vLLM", "Unsloth"
+    library: str | None = None  # the module it needs installed (`uv sync --extra gpu`); None: always here
+    needs_cuda: bool = False  # trains only on a CUDA GPU ...
+    cpu_build: bool = False  # ... unless its library is installed (a CPU build of it runs without one)
+    length_key: str | None = None  # backend.<key>: the longest prompt + completion it holds
+    engine: str | None = None  # who samples in its own share of the card (backend.gpu_memory_utilization),
+    #                            as the memory table names it; None: model.generate, taking turns with the update
+    engine_holds_base: bool = False  # the engine's share holds the base weights training uses (no copy of them)
+    offloads_activations: bool = False  # checkpointed layer inputs wait on the CPU
+    variants: tuple[tuple[str, bool], ...] = ()  # first-contact variants: (name, LoRA?); False: full-parameter
+    tiny_ok: bool = True  # its first contact can use the tiny model
+    tiny_overrides: tuple[str, ...] = ()  # the settings its first contact with the tiny model needs
+    problems: Callable[..., list[str]] | None = None  # problems(cfg, cuda=...) -> [str]: its own start-up checks
+
+    @property
+    def always_cuda(self) -> bool:
+        """Whether its model goes on the GPU whatever backend.device says."""
+        return self.needs_cuda and not self.cpu_build

@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from pods.backends import BACKENDS, GPU_ONLY, memory
+from pods.backends import BACKENDS, facts, memory
 from pods.errors import ConfigError
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
@@ -31,11 +31,11 @@ def backend_problems(cfg, *, cuda: bool) -> list[str]:
     name = backend.get("name")
     if name not in BACKENDS:
         return [f"unknown backend.name {name!r}; valid: {', '.join(BACKENDS)}"]
-    problems = []
-    if name in GPU_ONLY and not cuda and not (name == "vllm" and _installed("vllm")):  # a CPU vLLM runs here
+    problems, f = [], facts(name)
+    if f.needs_cuda and not cuda and not (f.cpu_build and _installed(f.library)):  # a CPU build runs here
         problems.append(f"backend {name!r} needs a CUDA GPU, and {no_cuda_reason()}; use backend=hf, or " + DEMO_HINT)
     budget = _int(rl.get("max_prompt_tokens")) + _int(rl.get("max_completion_tokens"))
-    length_key = {"unsloth": "max_seq_length", "vllm": "max_model_len"}.get(name)
+    length_key = f.length_key
     length = backend.get(length_key) if length_key else None
     if length is not None and _int(length) < budget:
         problems.append(
@@ -48,12 +48,7 @@ def backend_problems(cfg, *, cuda: bool) -> list[str]:
         problems.append("model.load_in_4bit=true with model.lora.rank=0: 4-bit weights cannot be trained; "
                         "set model.load_in_4bit=false for full-parameter training, or model.lora.rank > 0 "
                         "(QLoRA)")
-    if four_bit and name == "vllm" and _installed("vllm") and not _installed("vllm_bnb_plugin"):
-        problems.append("backend=vllm with model.load_in_4bit=true serves the trainee's 4-bit weights "
-                        "through vllm-bnb-plugin, which is not installed: install it (`uv sync --extra gpu`), "
-                        "or set model.load_in_4bit=false (16-bit trainee and sampler), or use "
-                        "backend=unsloth (4-bit model shared with its vLLM)")
-    return problems
+    return problems + (f.problems(cfg, cuda=cuda) if f.problems else [])
 
 
 def cuda_problem(available: bool, driver: str | None, torch_cuda: str | None) -> str | None:
@@ -158,11 +153,13 @@ def model_architecture(model_cfg) -> memory.Architecture:
 
 
 def uses_cuda(cfg) -> bool:
-    """Whether the run's model goes on a CUDA GPU (Unsloth always; hf and vllm per backend.device)."""
+    """Whether the run's model goes on a CUDA GPU (a backend that is always there, e.g. Unsloth; others per
+    backend.device)."""
     import torch
 
     device = str((cfg.backend or {}).get("device", "auto"))
-    return torch.cuda.is_available() and (cfg.backend.name == "unsloth" or device == "auto" or device.startswith("cuda"))
+    return torch.cuda.is_available() and (facts(cfg.backend.name).always_cuda or device == "auto"
+                                          or device.startswith("cuda"))
 
 
 def check_memory(cfg) -> str | None:

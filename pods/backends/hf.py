@@ -20,11 +20,14 @@ from pathlib import Path
 
 import torch
 
-from pods.backends.base import Sampling
+from pods.backends.base import Facts, Sampling
 from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import token_logprobs
 from pods.core.rollouts import Rollouts
+
+# samples with model.generate between updates (the memory estimate counts the larger of the two); CPU or GPU
+FACTS = Facts(label="transformers", variants=(("hf", True), ("hf-full", False)))
 
 
 def resolve_device(name: str = "auto") -> torch.device:

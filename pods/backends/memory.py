@@ -7,7 +7,8 @@
 
 Pure arithmetic (no torch, no GPU): weights (by dtype, NF4), LoRA or fp32 masters, gradients, optimizer state, one
 micro-batch's activations (gradient checkpointing or not), the loss's logits, the reference copy and the generator
-(vLLM / Unsloth: `gpu_memory_utilization` of the card; hf: `model.generate`'s KV cache). docs/gpu.md "Memory".
+(vLLM / Unsloth: `gpu_memory_utilization` of the card; hf: `model.generate`'s KV cache). What differs by backend
+is its declaration (`pods.backends.facts(name)`: engine, engine_holds_base, offloads_activations). docs/gpu.md "Memory".
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 
+from pods.backends import facts
 from pods.backends.tiny import MLP_RATIO, VOCAB
 
 GIB = 2**30
@@ -106,7 +108,7 @@ def from_hf_config(config) -> Architecture:
 class Workload:
     """The settings of a run that its memory depends on (`workload(cfg)` reads them from the config)."""
 
-    backend: str = "hf"  # hf | vllm | unsloth
+    backend: str = "hf"  # a name of pods.backends.BACKENDS: its facts decide the terms below
     lora_rank: int = 64  # 0: full-parameter (fp32 master weights)
     targets: tuple = LINEARS  # LoRA target modules
     four_bit: bool = True  # NF4 base (LoRA only)
@@ -161,7 +163,7 @@ def workload(cfg) -> Workload:
         completion_tokens=int(rl.max_completion_tokens), sequences=int(rl.prompts_per_step) * int(rl.n),
         generation_batch=b.get("generation_batch_size"), beta=float(rl.beta),
         divide_logits=bool(rl.logprob_temperature) and float(rl.temperature) != 1.0,
-        gpu_memory_utilization=float(b.gpu_memory_utilization) if name in ("vllm", "unsloth") else None,
+        gpu_memory_utilization=float(b.gpu_memory_utilization) if facts(name).engine else None,
         notes=notes)
 
 
@@ -181,8 +183,9 @@ def weights(arch: Architecture, w: Workload) -> list[Row]:
         rows.append(Row("fp32 master weights", _gib(4 * total), f"{_params(total)} x 4 B (full-parameter)"))
         trainable = total
     else:
-        if w.backend == "unsloth":
-            rows.append(Row("base weights", 0.0, "held in Unsloth's vLLM share (below), shared with training"))
+        if facts(w.backend).engine_holds_base:
+            rows.append(Row("base weights", 0.0, f"held in {facts(w.backend).engine} share (below), shared with "
+                            "training"))
         elif w.four_bit:
             linear = arch.linear_params()
             rows.append(Row("base weights (NF4)", _gib(linear * NF4_BYTES + (total - linear) * a),
@@ -234,9 +237,9 @@ def activations(arch: Architecture, w: Workload) -> list[Row]:
     backward = a * 2 * (arch.intermediate + arch.hidden) * tokens  # gradients of one block's widest tensors
     shape = f"{w.micro_batch} x ({w.prompt_tokens} + {w.completion_tokens}) tokens"
     if w.gradient_checkpointing:
-        r = 4 if w.lora_rank == 0 else a
-        kept = 0 if w.backend == "unsloth" else arch.layers * r * arch.hidden * tokens  # Unsloth offloads them
-        where = "offloaded to CPU by Unsloth" if w.backend == "unsloth" else f"{arch.layers} layer inputs"
+        r, offloads = 4 if w.lora_rank == 0 else a, facts(w.backend).offloads_activations
+        kept = 0 if offloads else arch.layers * r * arch.hidden * tokens
+        where = f"offloaded to CPU by {facts(w.backend).label}" if offloads else f"{arch.layers} layer inputs"
         rows = [Row("activations (checkpointed)", _gib(kept + layer + backward),
                     f"{shape}: {where} + 1 block recomputed ({layer_bytes_per_token(arch, w):,.0f} B/token)")]
     else:
@@ -273,7 +276,8 @@ def generator(arch: Architecture, w: Workload, total_gib: float) -> tuple[Row, s
     """The generator's row and how its sequences fit (vLLM: waves of sequences its KV cache holds)."""
     seq = w.prompt_tokens + w.completion_tokens
     per_seq = arch.kv_bytes_per_token(w.compute_bytes) * seq
-    if w.backend == "hf":
+    engine = facts(w.backend).engine
+    if engine is None:  # model.generate between updates
         batch = min(w.generation_batch or w.sequences, w.sequences)
         prefill = w.compute_bytes * 4 * (arch.intermediate + arch.hidden) * batch * w.prompt_tokens
         sampling = 3 * 4 * batch * arch.vocab
@@ -285,8 +289,7 @@ def generator(arch: Architecture, w: Workload, total_gib: float) -> tuple[Row, s
     share = (w.gpu_memory_utilization or 0.0) * total_gib
     own = engine_weights_gib(arch, w) + ENGINE_OVERHEAD_GIB
     fit = int(max(share - own, 0) * GIB // per_seq)
-    name = "Unsloth's vLLM" if w.backend == "unsloth" else "vLLM engine"
-    row = Row(f"{name} (its share)", share,
+    row = Row(f"{engine} (its share)", share,
               f"gpu_memory_utilization {w.gpu_memory_utilization:g} x {total_gib:.2f} GiB: weights "
               f"{engine_weights_gib(arch, w):.2f} + {ENGINE_OVERHEAD_GIB} + KV cache for {fit} sequences of {seq} "
               f"tokens ({w.sequences} per round)")
@@ -302,7 +305,7 @@ def estimate(arch: Architecture, w: Workload, *, total_gib: float) -> Estimate:
     gen_row, generation = generator(arch, w, total_gib)
     grads = next(r.gib for r in trainee if r.item.startswith("gradients"))
     held, during = sum(r.gib for r in trainee), sum(r.gib for r in update)
-    if w.backend == "hf":  # generation and the update take turns; gradients exist only during the update
+    if facts(w.backend).engine is None:  # generation and the update take turns; gradients only during the update
         peak, engine = held - grads + max(grads + during, gen_row.gib), 0.0
     else:
         peak, engine = held + during, gen_row.gib

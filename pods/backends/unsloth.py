@@ -20,12 +20,17 @@ from pathlib import Path
 
 import torch
 
-from pods.backends.base import Sampling
+from pods.backends.base import Facts, Sampling
 from pods.backends.checks import no_cuda_reason
 from pods.backends.hf import HFPolicy
 from pods.backends.precision import DTYPES, Precision
 from pods.backends.vllm import sampling_params, to_rollouts
 from pods.core.rollouts import Rollouts
+
+# one 4-bit model: its vLLM's share holds the base weights training uses; checkpointed activations wait on the CPU
+FACTS = Facts(label="Unsloth", library="unsloth", needs_cuda=True, length_key="max_seq_length",
+              engine="Unsloth's vLLM", engine_holds_base=True, offloads_activations=True,
+              variants=(("unsloth", True),), tiny_ok=False)
 
 
 def require_cuda() -> None:

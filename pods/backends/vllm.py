@@ -12,6 +12,7 @@ functions only: importing this module (pods.backends.unsloth does) never imports
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -20,7 +21,7 @@ import warnings
 import weakref
 from pathlib import Path
 
-from pods.backends.base import Sampling
+from pods.backends.base import Facts, Sampling
 from pods.backends.hf import is_4bit, load_policy, load_tokenizer, run_device
 from pods.backends.precision import compute_dtype, dtype_name
 from pods.backends.tiny import save_tiny
@@ -32,6 +33,23 @@ CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
 ENGINE_KEYS = ("gpu_memory_utilization", "max_model_len", "dtype", "enforce_eager",
                "distributed_executor_backend", "max_num_seqs", "enable_prefix_caching")
 IN_PROCESS = "VLLM_ENABLE_V1_MULTIPROCESSING"  # "0": the engine core runs in the calling process
+
+
+def four_bit_problems(cfg, *, cuda: bool) -> list[str]:
+    """A 4-bit trainee is served through vllm-bnb-plugin: its absence, where vLLM is installed on a CUDA GPU."""
+    installed = lambda module: importlib.util.find_spec(module) is not None  # noqa: E731
+    if not (cuda and cfg.model.get("load_in_4bit") and installed("vllm") and not installed("vllm_bnb_plugin")):
+        return []
+    return ["backend=vllm with model.load_in_4bit=true serves the trainee's 4-bit weights through vllm-bnb-plugin, "
+            "which is not installed: install it (`uv sync --extra gpu`), or set model.load_in_4bit=false (16-bit "
+            "trainee and sampler), or use backend=unsloth (4-bit model shared with its vLLM)"]
+
+
+# its engine samples in its own share of the card and holds its own copy of the weights; a CPU build runs here too
+FACTS = Facts(label="vLLM", library="vllm", needs_cuda=True, cpu_build=True, length_key="max_model_len",
+              engine="vLLM engine", variants=(("vllm", True), ("vllm-full", False)),
+              tiny_overrides=("backend.enforce_eager=true", "backend.gpu_memory_utilization=null",
+                              "backend.max_lora_rank=8"), problems=four_bit_problems)
 
 
 def run_engine_in_process() -> None:

@@ -5,8 +5,8 @@
     kept, ids, n_dropped = data.render_prompts(train, tok, style="instruct",
                                                system_prompt=data.SYSTEM_PROMPT, max_prompt_tokens=256)
 
-`DATASETS` names the datasets (sources and readers: pods/data/sources.py); a local `path` wins over the
-hub. `training_set` prepares the trainer's prompts as the paper did; `meta` columns reach the rewards as
+`DATASETS` declares each dataset once (its reward, its answer type, its source or generator:
+pods/data/sources.py); a local `path` wins over the hub. `training_set` prepares the trainer's prompts as the paper did; `meta` columns reach the rewards as
 keyword columns. Bad files or settings: DataError / ConfigError. Sources, styles, preparation: docs/datasets.md.
 """
 
@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from pods import plugins
-from pods.data import arithmetic
+from pods.data.example import Example
 from pods.data.math_labels import labels_problem
-from pods.data.sources import DATASETS, Example, load_rows, to_examples, usable_answer
+from pods.data.sources import DATASETS, load_rows, to_examples, usable_answer
 from pods.errors import ConfigError, DataError
-from pods.extras import require
 
 log = logging.getLogger(__name__)
 
@@ -44,21 +43,19 @@ PAPER_SYSTEM_PROMPT = (
     "response length is limited.\n</think>\n<answer>\nAnswer here.\n</answer>\n"
 )
 STYLES = ("instruct", "base", "plain")
-# Seed of gsm_symbolic's fixed test split.
-GSM_SYMBOLIC_TEST_SEED = 1_000_003
 
 
 # ----------------------------------------------------------------------------- loading
 
 
-GENERATED = tuple(k for k, spec in DATASETS.items() if spec is None)  # built in code: no file, hub or columns
+GENERATED = tuple(k for k, spec in DATASETS.items() if spec.generate)  # built in code: no file, hub or columns
 
 
 def generated_source_problem(name: str, prefix: str = "", **source) -> str | None:
     """Why file / hub / column settings (the non-None values of `source`, named `<prefix><key>`) cannot
     apply to the generated dataset `name`, or None."""
     given = [prefix + k for k, v in sorted(source.items()) if v is not None]
-    if name not in GENERATED or not given:
+    if name not in DATASETS or not DATASETS[name].generate or not given:
         return None
     return (f"{', '.join(given)}: {name} is generated in code and reads no file, so {'it' if len(given) == 1 else 'they'}"
             f" would be ignored; remove {'it' if len(given) == 1 else 'them'}, or train on a file (dataset=gsm8k "
@@ -88,14 +85,13 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
                                        answer_column=answer_column, subsets=subsets)
     if ignored:
         raise ConfigError(ignored)
-    if name == "arithmetic":
-        examples = _arithmetic(split, **options)
-    elif name == "gsm_symbolic":
-        examples = _gsm_symbolic(split, **options)
+    spec = DATASETS[name]
+    if spec.generate:
+        examples = spec.generate(split, **options)
     else:
         if options:
             raise ConfigError(f"{name}: unknown option(s) {sorted(options)}; valid: path, hub, limit, "
-                              f"prompt_column, answer_column" + (", subsets" if name == "math" else ""))
+                              f"prompt_column, answer_column" + (", subsets" if spec.subsets else ""))
         rows, source, places = load_rows(name, split, path, hub, subsets)
         examples = to_examples(name, rows, source, prompt_column, answer_column, places, labels)
     return examples[: int(limit)] if limit else examples
@@ -134,32 +130,6 @@ def plugin_examples(name: str, split: str) -> list[Example]:
     if not out:
         raise plugins.PluginError(f"dataset {name!r}: split {split!r} is empty{hint}")
     return out
-
-
-def _arithmetic(split: str, **options) -> list[Example]:
-    valid = {"digits", "operands", "size", "seed", "test_size"}
-    if set(options) - valid:
-        raise ConfigError(f"arithmetic: unknown option(s) {sorted(set(options) - valid)}; valid: {sorted(valid)}")
-    try:
-        digits, operands = int(options.get("digits", 3)), int(options.get("operands", 2))
-        pairs = arithmetic.problems(split, **options)
-    except (ValueError, TypeError) as err:  # a bad option value (pods.data.arithmetic says which)
-        raise ConfigError(f"{err} (dataset option of arithmetic)") from None
-    return [Example(p, a, {"digits": digits, "operands": operands}) for p, a in pairs]
-
-
-def _gsm_symbolic(split: str, **options) -> list[Example]:
-    unknown = sorted(set(options) - {"size", "seed"})
-    if unknown:
-        raise ConfigError(f"gsm_symbolic: unknown option(s) {unknown}; valid: size, seed")
-    size, seed = int(options.get("size", 1000)), int(options.get("seed", 0))
-    if split not in ("train", "test"):
-        raise ConfigError(f"gsm_symbolic: unknown split {split!r}; valid: train, test")
-    reasoning_gym = require("reasoning_gym", "gym")  # optional extra: GSM8K-like problems made locally
-
-    seed = GSM_SYMBOLIC_TEST_SEED if split == "test" else int(seed)
-    data = reasoning_gym.create_dataset("gsm_symbolic", size=int(size), seed=seed)
-    return [Example(x["question"], str(x["answer"]).strip(), {}) for x in data]
 
 
 def reference_completion(example: Example) -> str:

@@ -2,6 +2,7 @@
 
     problems("train", size=1000, seed=0, digits=3)    # [("964+494=", "1458"), ...]
     problems("test", digits=3, operands=3)            # TEST_SIZE fixed problems: [("958+881+570=", "2409"), ...]
+    examples("train", digits=3)                       # the same as Examples (meta: digits, operands): pods.data
 
 Operands have exactly `digits` digits (no leading zeros); the answer is zero-padded to the largest sum's
 length, `answer_width` ("123+456=" -> "0579"), so the tiny model must learn the carry into the leading
@@ -12,6 +13,9 @@ from `seed`, never holding a test problem. The verifier is `rewards.arithmetic` 
 from __future__ import annotations
 
 import random
+
+from pods.data.example import Example
+from pods.errors import ConfigError
 
 # Default number of held-out problems (>= 2000 for a standard error of about 1 point; docs/demo.md).
 TEST_SIZE = 2000
@@ -88,3 +92,19 @@ def problems(
         if terms not in held_out:
             out.append(_render(terms, width))
     return out
+
+
+OPTIONS = ("digits", "operands", "size", "seed", "test_size")
+
+
+def examples(split: str, **options) -> list[Example]:
+    """`problems(split, **options)` as Examples with meta {digits, operands}; a bad option: ConfigError."""
+    if set(options) - set(OPTIONS):
+        raise ConfigError(f"arithmetic: unknown option(s) {sorted(set(options) - set(OPTIONS))}; "
+                          f"valid: {sorted(OPTIONS)}")
+    try:
+        digits, operands = int(options.get("digits", 3)), int(options.get("operands", 2))
+        pairs = problems(split, **options)
+    except (ValueError, TypeError) as err:  # a bad option value (_check says which)
+        raise ConfigError(f"{err} (dataset option of arithmetic)") from None
+    return [Example(p, a, {"digits": digits, "operands": operands}) for p, a in pairs]

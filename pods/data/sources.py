@@ -1,12 +1,13 @@
-"""Hub and local-file sources of the datasets: which hub dataset, which columns, how answers are read.
+"""Every dataset declared once (`DATASETS`: its reward, its answer type, its source), and the readers behind them.
 
     from pods.data.sources import DATASETS, load_rows, to_examples
+    DATASETS["amc23"].reward, DATASETS["amc23"].answer                  # "math", "integer"
     rows, source, places = load_rows("gsm8k", "train", path=None, hub=None, subsets=None)  # rows: list[dict]
     examples = to_examples("gsm8k", rows, source, prompt_column=None, answer_column=None, places=places)
 
-`pods.data.load_dataset` is the public entry point (it also serves the generated tasks); this
-module holds the per-dataset source table `DATASETS` and the readers behind it. The hub is only
-imported when no local `path` is given (never in tests: they fake `datasets.load_dataset`).
+`pods.data.load_dataset` is the public entry point. A dataset is a `Dataset` here plus its config/dataset/*.yaml;
+a generated one names its generator (`generate`). The hub is only imported when no local `path` is given
+(never in tests: they fake `datasets.load_dataset`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from pods.data import arithmetic, gsm_symbolic
+from pods.data.example import Example
 from pods.data.math_labels import answer_label, math_label
 from pods.errors import ConfigError, DataError
 
@@ -28,33 +31,34 @@ MATH_SUBSETS = ("algebra", "counting_and_probability", "geometry", "intermediate
 PROMPT_COLUMNS = ("question", "problem", "prompt")
 
 
-@dataclass
-class Example:
-    """One problem: the user-facing prompt text, the gold answer string, extra columns."""
-
-    prompt: str
-    answer: str
-    meta: dict = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
-class _Spec:
-    hub: str | None  # hub dataset id (None: local files only / generated)
-    hub_config: str | None  # hub config name
-    answer_columns: tuple[str, ...]  # candidates, first present wins
-    meta_columns: tuple[str, ...]  # copied into Example.meta when present
+class Dataset:
+    """One dataset's facts: the reward that grades it, what its answers are, where its rows come from."""
+
+    reward: str  # the pods.rewards verifier that grades it (evaluation's ans_acc, the warm start's accuracy)
+    answer: str  # what a gold answer is and how a row's is read: a key of ANSWERS
+    hub: str | None = None  # hub dataset id (None: local files only, or generated)
+    hub_config: str | None = None  # hub config name
+    subsets: tuple[str, ...] = ()  # hub configs read and joined (dataset.options.subsets picks some)
+    answer_columns: tuple[str, ...] = ("answer",)  # candidates, first present wins
+    meta_columns: tuple[str, ...] = ()  # copied into Example.meta when present
     hub_splits: tuple[str, ...] = ("train", "test")
+    choices_column: str | None = None  # a list of options, shown under the prompt as (A) ..., (B) ...
+    generate: Callable[..., list[Example]] | None = None  # generated in code: generate(split, **options)
 
 
-DATASETS: dict[str, _Spec | None] = {
-    "gsm8k": _Spec("openai/gsm8k", "main", ("answer",), ()),
-    "math": _Spec("EleutherAI/hendrycks_math", None, ("answer", "solution"), ("level", "type", "subject")),
-    "math500": _Spec("HuggingFaceH4/MATH-500", None, ("answer",), ("level", "subject", "unique_id"), ("test",)),
+DATASETS: dict[str, Dataset] = {
+    "gsm8k": Dataset("gsm8k", "number", hub="openai/gsm8k", hub_config="main"),
+    "math": Dataset("math", "latex", hub="EleutherAI/hendrycks_math", subsets=MATH_SUBSETS,
+                    answer_columns=("answer", "solution"), meta_columns=("level", "type", "subject")),
+    "math500": Dataset("math", "latex", hub="HuggingFaceH4/MATH-500", meta_columns=("level", "subject", "unique_id"),
+                       hub_splits=("test",)),
     # the paper's copy of AMC23 (YixuanEvenXu/pods utils/data.py line 200 at 3fc107e); math-ai/amc23 via options.hub
-    "amc23": _Spec("zwhe99/amc23", None, ("answer",), ("id",), ("test",)),
-    "chemistry": _Spec(None, None, ("answer",), ("tolerance", "choices", "subject")),
-    "arithmetic": None,  # generated: pods.data.arithmetic
-    "gsm_symbolic": None,  # generated: reasoning-gym
+    "amc23": Dataset("math", "integer", hub="zwhe99/amc23", meta_columns=("id",), hub_splits=("test",)),
+    "chemistry": Dataset("chemistry", "text", meta_columns=("tolerance", "choices", "subject"),
+                         choices_column="choices"),
+    "arithmetic": Dataset("arithmetic", "text", generate=arithmetic.examples),  # zero-padded digits
+    "gsm_symbolic": Dataset("gsm8k", "number", generate=gsm_symbolic.examples),  # reasoning-gym
 }
 
 
@@ -72,11 +76,11 @@ def load_rows(name: str, split: str, path, hub, subsets) -> tuple[list[dict], st
                           f"(columns: question, answer) or dataset.options.hub to a hub dataset id")
     if hub is None and split not in spec.hub_splits:
         raise ConfigError(f"{name}: hub dataset {hub_id} has split(s) {list(spec.hub_splits)}, not {split!r}")
-    if name == "math" and hub is None:
-        chosen = list(subsets or MATH_SUBSETS)
-        bad = sorted(set(chosen) - set(MATH_SUBSETS))
+    if spec.subsets and hub is None:
+        chosen = list(subsets or spec.subsets)
+        bad = sorted(set(chosen) - set(spec.subsets))
         if bad:
-            raise ConfigError(f"math: unknown subset(s) {bad}; valid: {', '.join(MATH_SUBSETS)}")
+            raise ConfigError(f"{name}: unknown subset(s) {bad}; valid: {', '.join(spec.subsets)}")
         rows = []
         for subset in chosen:
             rows += [dict(r, subject=r.get("type", subset)) for r in _hub(name, split, hub_id, subset)]
@@ -222,12 +226,39 @@ def _integer_answer(answer: str, ctx: str) -> str:
     return answer
 
 
+def _final_number(answer: str, column: str, meta: dict, ctx: str, labels: str) -> str:
+    """GSM8K's solutions end in "#### 72": the number after it (commas dropped); the solution goes to meta."""
+    if "####" not in answer:
+        return answer
+    meta["solution"] = answer
+    return answer.rsplit("####", 1)[1].strip().replace(",", "")
+
+
+def _latex(answer: str, column: str, meta: dict, ctx: str, labels: str) -> str:
+    """MATH: from a `solution` column its last boxed answer (the solution goes to meta), from an answer column
+    the answer; either whole or cut as `labels` says (pods.data.math_labels)."""
+    if column != "solution":
+        return answer_label(answer, labels) or ""
+    meta["solution"] = answer
+    return math_label(answer, labels) or ""
+
+
+# answer type -> how a row's gold answer is read: (text, its column, the row's meta, where, labels) -> answer
+ANSWERS: dict[str, Callable[[str, str, dict, str, str], str]] = {
+    "number": _final_number,  # a number (GSM8K: the one after "####")
+    "latex": _latex,  # a LaTeX expression (MATH: the last \boxed{} of a solution)
+    "integer": lambda answer, column, meta, ctx, labels: _integer_answer(answer, ctx),  # 27.0 -> 27, as the paper
+    "text": lambda answer, column, meta, ctx, labels: answer,  # as written: option letters, quantities, digits
+}
+
+
 def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_column,
                 places: list[str] | None = None, labels: str = "full") -> list[Example]:
     """Examples of the rows; DataError naming the source and row (`places[i]`, e.g. "line 3") when a
     row is not an object, lacks the prompt or answer, or holds them in the wrong type. `labels`: MATH's
     (pods.data.math_labels.LABELS)."""
     spec = DATASETS[name]
+    read = ANSWERS[spec.answer]
     if not rows:
         raise DataError(f"{name}: {source} holds no rows")
     examples, no_answer, cut = [], 0, 0
@@ -239,25 +270,16 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
         col, raw = _pick(row, answer_column, spec.answer_columns, "answer", ctx)
         _check_types(ctx, pcol, prompt, col, raw)
         meta = {k: row[k] for k in spec.meta_columns if k in row}
-        answer = _format_answer(raw)
-        if name == "gsm8k" and "####" in answer:
-            meta["solution"] = answer
-            answer = answer.rsplit("####", 1)[1].strip().replace(",", "")
-        elif col == "solution":  # MATH: the last boxed answer of the solution, whole or cut (math_labels)
-            meta["solution"] = answer
-            answer = math_label(answer, labels) or ""
-            cut += labels != "full" and answer != (math_label(meta["solution"]) or "")
-        elif name == "math" and labels != "full":  # an answer column: cut as if it were boxed
-            whole, answer = answer, answer_label(answer, labels) or ""
-            cut += answer != whole
-        elif name == "amc23":
-            answer = _integer_answer(answer, ctx)
+        text = _format_answer(raw)
+        answer = read(text, col, meta, ctx, labels)
+        cut += labels != "full" and answer != read(text, col, {}, ctx, "full")
         if not answer:
             no_answer += 1
             continue
-        if name == "chemistry" and isinstance(row.get("choices"), list):
+        choices = row.get(spec.choices_column) if spec.choices_column else None
+        if isinstance(choices, list):
             letters = "ABCDEFGHIJ"
-            prompt = f"{prompt}\n" + "\n".join(f"({letters[j]}) {c}" for j, c in enumerate(row["choices"][:10]))
+            prompt = f"{prompt}\n" + "\n".join(f"({letters[j]}) {c}" for j, c in enumerate(choices[:10]))
         examples.append(Example(str(prompt), answer, meta))
     if no_answer:
         log.warning("%s: skipped %d of %d rows of %s without an answer", name, no_answer, len(rows), source)

@@ -104,7 +104,8 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
 
     Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
     verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset unless that is
-    the authors' grader (reported as paper_* instead), else rewards.DATASET_REWARD[name]), format_reward
+    the authors' grader (reported as paper_* instead), else the reward its declaration names,
+    data.DATASETS[name].reward), format_reward
     (strict format check; null: no format), key
     (name in the results file), max_prompt_tokens (longer prompts are left out; default:
     `eval_cfg.max_prompt_tokens`). `datasets: null` = the run's own dataset, test split.
@@ -124,9 +125,10 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
         keep_null = ("format_reward", "path", "limit", "max_prompt_tokens")
         full = {**defaults, **{k: v for k, v in e.items() if v is not None or k in keep_null}}
         if not full["reward"]:  # the paper presets train on the authors' grader: ans_acc stays the strict verifier's
-            paper = run_reward in NUMBER_PATTERNS and full["name"] in rewards.DATASET_REWARD
+            known = data.DATASETS.get(full["name"])
+            paper = run_reward in NUMBER_PATTERNS and known is not None
             same = full["name"] == d.name and not paper
-            full["reward"] = run_reward if same else rewards.DATASET_REWARD.get(full["name"], full["name"])
+            full["reward"] = run_reward if same else known.reward if known else full["name"]
         full["key"] = full["key"] or full["name"]
         out.append(full)
     return out

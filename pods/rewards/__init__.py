@@ -47,18 +47,9 @@ REGISTRY: dict[str, RewardFn] = {
     "paper_format": paper_format_reward,
     "paper_format_score": paper_format_score_reward,
 }
-# Which correctness reward goes with which dataset (pods.data names); evaluation's `ans_acc`.
-DATASET_REWARD = {
-    "gsm8k": "gsm8k",
-    "gsm_symbolic": "gsm8k",
-    "math": "math",
-    "math500": "math",
-    "amc23": "math",
-    "chemistry": "chemistry",
-    "arithmetic": "arithmetic",
-}
+# Which reward grades which dataset: its declaration says (pods.data.DATASETS[name].reward).
 
-__all__ = ["REGISTRY", "DATASET_REWARD", "ENTRY_KEYS", "Combined", "Entry", "combined", "entry_problems", "get",
+__all__ = ["REGISTRY", "ENTRY_KEYS", "Combined", "Entry", "combined", "entry_problems", "get",
            "names", "probe", "scores", "strict_format"]
 
 

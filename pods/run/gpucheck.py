@@ -4,7 +4,7 @@
     r["ok"], r["reasons"]              # PASS / FAIL and why; also loss, moved, greedy, probe, peak_memory_gib, seconds
     run_config(["experiment=gsm8k_main"], out_dir=Path("checkpoints/gpu-check"))   # estimate vs measured peak
 
-`run_variant` trains a variant (`VARIANTS`: a backend, LoRA or full) for `steps` steps of `pods.run.trainer.train`,
+`run_variant` trains a variant (`VARIANTS`, from each backend's declared variants: a backend, LoRA or full) for `steps` steps of `pods.run.trainer.train`,
 then checks: finite loss and gradient, trainable weights moved, the generator's greedy output is the trainee's
 (`greedy_agreement`, near-ties within `tol` nats forgiven), also after a hand-over of perturbed weights
 (`probe_handover`). `tiny=True`: the CPU demo's warm-started tiny model. The checks: docs/gpu.md "First contact".
@@ -12,6 +12,7 @@ then checks: finite loss and gradient, trainable weights moved, the generator's 
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import resource
 from dataclasses import replace
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from pods.backends import memory as mem
+from pods.backends import BACKENDS, facts, memory as mem
 from pods.backends.base import Sampling
 from pods.backends.checks import model_architecture
 from pods.run import trainer
@@ -27,9 +28,8 @@ from pods.run.prepare import load_prompts
 from pods.run.metrics import read_metrics
 
 CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
-# variant -> (backend, LoRA?)
-VARIANTS = {"hf": ("hf", True), "hf-full": ("hf", False), "vllm": ("vllm", True),
-            "vllm-full": ("vllm", False), "unsloth": ("unsloth", True)}
+# variant -> (backend, LoRA?), as each backend declares them (pods.backends.base.Facts.variants)
+VARIANTS = {variant: (name, lora) for name in BACKENDS for variant, lora in facts(name).variants}
 PROBE_PROMPTS = 4
 PHASES = ("generation", "scoring", "update", "weight_sync", "step")
 
@@ -45,9 +45,7 @@ def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int
                 f"warmstart.cache_dir={cache_dir}", "dataset.limit=256", "rl.prompts_per_step=4",
                 "rl.micro_batch_size=16"]
         run += ["model.lora.rank=8", "model.lora.alpha=16"] if lora else []
-        if backend == "vllm":
-            run += ["backend.enforce_eager=true", "backend.gpu_memory_utilization=null", "backend.max_lora_rank=8"]
-        return run
+        return run + list(facts(backend).tiny_overrides)
     run += [f"model.name={model}", "model.short_name=gpu-check", "dataset=arithmetic",
             "dataset.prompt_style=instruct", "dataset.limit=256", "dataset.accuracy_reward=gsm8k",
             "dataset.rewards=[{name: gsm8k, weight: 1.0}, {name: tags, weight: 0.1}]",
@@ -55,6 +53,16 @@ def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int
             "rl.max_completion_tokens=128"]
     run += ["model.lora.rank=16", "model.lora.alpha=32"] if lora else ["model.lora.rank=0", "model.load_in_4bit=false"]
     return run
+
+
+def unavailable(variant: str, *, tiny: bool, cuda: bool) -> str | None:
+    """None if the variant can run here, else why not (a SKIP reason), from its backend's declaration."""
+    f = facts(VARIANTS[variant][0])
+    if f.library and importlib.util.find_spec(f.library) is None:
+        return f"{f.library} is not installed (uv sync --extra gpu)"
+    if f.always_cuda and (tiny or not cuda) or tiny and not f.tiny_ok:
+        return f"{f.label} needs a CUDA GPU and a hub model"
+    return None
 
 
 def compose(overrides_: list[str], *, hydra: bool = False):

@@ -42,7 +42,7 @@ def task_data(s: WarmStartSettings, tokenizer):
     _, test_prompts, _ = data.render_prompts(test, tokenizer, style=s.prompt_style)
     targets = [tokenizer.encode(data.reference_completion(ex), add_special_tokens=False) + [tokenizer.eos_token_id]
                for ex in train]
-    return train_prompts, targets, test_prompts, [ex.answer for ex in test], rewards.get(s.dataset)
+    return train_prompts, targets, test_prompts, [ex.answer for ex in test], rewards.get(data.DATASETS[s.dataset].reward)
 
 
 # ----------------------------------------------------------------------------- train / evaluate

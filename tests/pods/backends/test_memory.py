@@ -198,3 +198,19 @@ def test_a_model_without_numbers_reads_its_config_json(tmp_path):
     assert arch == memory.Architecture(3, 64, 128, 4, 2, 260, True, False)
     with pytest.raises(ConfigError, match="its architecture is unknown for the memory estimate"):
         model_architecture(compose_cfg(["model=tiny", f"model.name={tmp_path / 'empty'}"]).model)
+
+
+def test_each_backend_declares_the_terms_it_changes():
+    """The estimate's backend-dependent rows come from each backend's declaration (pods.backends.facts)."""
+    from pods.backends import BACKENDS, facts
+
+    arch = memory.Architecture(layers=2, hidden=64, intermediate=128, heads=4, kv_heads=2, vocab=100, tied=True,
+                               attention_bias=False)
+    for name in BACKENDS:
+        f = facts(name)
+        w = memory.Workload(backend=name, gpu_memory_utilization=0.5 if f.engine else None)
+        rows = {r.item: r for r in memory.estimate(arch, w, total_gib=10).rows}
+        assert (f"{f.engine} (its share)" in rows) == (f.engine is not None), name
+        assert ("generation (model.generate)" in rows) == (f.engine is None), name
+        assert (rows.get("base weights (NF4)") is None) == f.engine_holds_base, name
+        assert ("offloaded to CPU" in rows["activations (checkpointed)"].how) == f.offloads_activations, name

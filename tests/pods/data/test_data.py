@@ -417,3 +417,33 @@ def test_a_generated_task_refuses_a_file_or_hub_it_would_ignore():
         "remove them")
     assert data.generated_source_problem("gsm8k", "dataset.", path="x") is None
     assert data.generated_source_problem("arithmetic", "dataset.", path=None) is None
+
+
+def test_every_dataset_declares_its_reward_and_answer_type():
+    from pods import rewards
+    from pods.data.sources import ANSWERS
+
+    for name, spec in data.DATASETS.items():
+        assert spec.reward in rewards.names() and spec.answer in ANSWERS, name
+    assert (data.DATASETS["amc23"].reward, data.DATASETS["amc23"].answer) == ("math", "integer")
+    assert data.DATASETS["gsm_symbolic"].reward == "gsm8k" and data.DATASETS["gsm_symbolic"].generate
+
+
+def test_a_new_dataset_is_one_declaration(monkeypatch):
+    """A generated dataset needs its generator and its declaration, nothing else: loading, the generated-source
+    check and the evaluation's default verifier all read the declaration."""
+    from omegaconf import OmegaConf
+
+    from pods.data.sources import Dataset
+    from pods.evaluation import eval_datasets
+
+    def halves(split, **options):
+        return [data.Example(f"half of {2 * i}?", str(i), {"n": i}) for i in range(int(options.get("size", 3)))]
+
+    monkeypatch.setitem(data.DATASETS, "halves", Dataset("gsm8k", "number", generate=halves))
+    assert [ex.answer for ex in data.load_dataset("halves", split="test", size=2)] == ["0", "1"]
+    assert "halves is generated in code" in data.generated_source_problem("halves", "dataset.", path="x")
+    run_cfg = OmegaConf.create({"dataset": {"name": "arithmetic", "rewards": [{"name": "arithmetic"}],
+                                            "prompt_style": "base", "options": {}}})
+    entries = eval_datasets(OmegaConf.create({"datasets": [{"name": "halves"}]}), run_cfg)
+    assert entries[0]["reward"] == "gsm8k"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pods import rewards
+from pods import data, rewards
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = "shared/paper-examples/examples.jsonl.gz"  # next to the checkout or one of its parents
@@ -50,7 +50,7 @@ def verdicts():
     if not PAPER.is_file():
         pytest.skip(f"{PAPER} is absent")
     rows = [json.loads(line) for line in gzip.open(PAPER, "rt", encoding="utf-8")]
-    ours = [rewards.get(rewards.DATASET_REWARD[r["dataset"]])([r["completion"]], [r["answer"]])[0] for r in rows]
+    ours = [rewards.get(data.DATASETS[r["dataset"]].reward)([r["completion"]], [r["answer"]])[0] for r in rows]
     return rows, ours
 
 
@@ -79,7 +79,7 @@ def test_disagreements_on_every_published_completion_are_pinned():
     if path is None or "paper-data" not in str(path):
         pytest.skip("paper-data/examples.jsonl.gz is absent: uv run python scripts/paper_data.py")
     rows = [json.loads(line) for line in gzip.open(path, "rt", encoding="utf-8")]
-    ours = [rewards.get(rewards.DATASET_REWARD[r["dataset"]])([r["completion"]], [r["answer"]])[0] for r in rows]
+    ours = [rewards.get(data.DATASETS[r["dataset"]].reward)([r["completion"]], [r["answer"]])[0] for r in rows]
     strict_only = sum(bool(s) and not r["correct"] for r, s in zip(rows, ours))
     authors_only = sum(r["correct"] and not bool(s) for r, s in zip(rows, ours))
     assert {"rows": len(rows), "only_strict_accepts": strict_only, "only_authors_accept": authors_only} == FULL

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pods import rewards
+from pods import data, rewards
 
 
 def test_names_and_get():
@@ -63,7 +63,7 @@ def test_combined_bad_specs(specs, message):
 
 
 def test_dataset_reward_map_names_registered_rewards():
-    assert set(rewards.DATASET_REWARD.values()) <= set(rewards.names())
+    assert {d.reward for d in data.DATASETS.values()} <= set(rewards.names())
 
 
 def test_unless_gives_an_item_credit_only_where_its_gate_scores_zero():
