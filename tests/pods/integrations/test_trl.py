@@ -235,3 +235,34 @@ def test_a_rule_that_needs_lengths_gets_them():
     assert kept.tolist() == [[2, 1]]
     with pytest.raises(ValueError, match="needs lengths"):
         PODSTrainer._pods_select(fake, rewards)
+
+
+@pytest.mark.slow
+def test_gfpo_length_in_trl_keeps_the_shortest_completions(tmp_path):
+    """The lengths PODSTrainer gathers line up with TRL's rewards: the trained rollouts are the m shortest."""
+    from datasets import Dataset
+
+    from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
+
+    scored = []
+
+    def reward_fn(completions, completion_ids, **kwargs):
+        scored.append([tuple(ids) for ids in completion_ids])
+        return [float(sum(ids) % 3) for ids in completion_ids]
+
+    tok = byte_tokenizer()
+    model = tiny_causal_lm(tok)
+    with torch.no_grad():  # a random model rarely ends early: make EOS likely where its logit is positive
+        model.lm_head.weight[tok.eos_token_id] *= 10
+    args = _config(tmp_path, max_steps=1, max_completion_length=12, learning_rate=1e-2, seed=0,
+                   pods_rule="gfpo_length")
+    trainer = _Recorder(model=model, reward_funcs=[reward_fn], args=args, processing_class=tok,
+                        train_dataset=Dataset.from_dict({"prompt": [f"{i}+{i}=" for i in range(32)]}))
+    trainer.rounds = []
+    trainer.train()
+    for rnd, calls in zip(trainer.rounds, scored):
+        lengths = torch.tensor([len(ids) for ids in calls], dtype=torch.float32).view(-1, N)  # [G, n]
+        kept = select(torch.tensor(rnd["logged"]).view(-1, N), M, "gfpo_length", lengths=lengths)
+        want = Counter(calls[g * N + j] for g in range(lengths.shape[0]) for j in kept[g].tolist())
+        assert Counter(ids for batch in rnd["losses"] for ids, _ in batch) == want
+        assert len(set(lengths.flatten().tolist())) > 1  # the lengths did differ
