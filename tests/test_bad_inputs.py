@@ -109,10 +109,39 @@ def files(tmp_path_factory) -> Path:
     (d / "empty-out").mkdir()
     (d / "runs-bad" / "cc").mkdir(parents=True)
     (d / "runs-bad" / "cc" / "config.yaml").write_text("rl: {n: [\n")
+    _ledgers(d / "ledgers")
     trained = run("train.py", [*TRAIN, f"output_root={d / 'runs-bad'}", "run_name=dmg"])  # one real step
     assert trained.returncode == 0, trained.stderr[-2000:]
     (d / "runs-bad" / "dmg" / "checkpoint-1" / "state.json").write_text('{"step": 1, "elap')  # truncated
     return d
+
+
+def _ledgers(root: Path) -> None:
+    """Rollout ledgers for scripts/replay.py: ok (3 steps of 2 groups, n = 4, m = 2), cut short, a step missing,
+    another format version; and a run directory without one."""
+    import torch
+
+    from pods.core import ledger as fmt
+    from pods.run.ledger import Ledger
+
+    def write(name: str, steps) -> Path:
+        led = Ledger(root / name, {"n": 4, "m": 2, "rule": "max_variance", "algorithm": "pods", "seed": 0})
+        for s in steps:
+            r = torch.tensor([[1.0, 0, 0, 1], [0, 0, 0, 1]])
+            led.record(s, fmt.concat_rows([fmt.group_rows(step=s, round_=0, prompts=[0, 1], status=["trained"] * 2,
+                                                          total=r, per_fn={"exact": r}, accuracy=r,
+                                                          lengths=torch.ones(2, 4), kept=torch.tensor([[0, 1]] * 2))]))
+            led.flush()
+        led.close()
+        return root / name / fmt.DIR
+
+    write("ok", [1, 2, 3])
+    cut = sorted(write("cut", [1, 2]).glob("steps-*"))[-1]
+    cut.write_bytes(cut.read_bytes()[:100])
+    write("gap", [1, 3])
+    old = write("old", [1])
+    (old / fmt.META).write_text(json.dumps({"format": fmt.FORMAT, "version": 0}))
+    (root / "none").mkdir()
 
 
 # (id, program, arguments with {d} for the fixture folder, fragments stderr must hold[, exit code])
@@ -320,6 +349,21 @@ CASES = [
      ["no results folder with the authors' Instruct-*-Run*.json files"]),
     ("grader_agreement-missing-examples", "scripts/grader_agreement.py", ["--examples", "{d}/none.jsonl.gz"],
      ["none.jsonl.gz not found", "scripts/paper_data.py"]),
+    # ---- scripts/replay.py (issue 30 part 5): nothing is written
+    ("replay-unknown-rule", "scripts/replay.py", ["{d}/ledgers/ok", "--rule", "max_varaince"],
+     ["--rule max_varaince: no such rollout rule; did you mean max_variance"]),
+    ("replay-m-above-n", "scripts/replay.py", ["{d}/ledgers/ok", "--rule", "random", "--m", "5"],
+     ["--m 5: the recorded groups hold 4 rollouts (n), so m must lie in 1..4"]),
+    ("replay-ledger-cut-short", "scripts/replay.py", ["{d}/ledgers/cut", "--rule", "random"],
+     ["steps-00000002-00000002.parquet cannot be read", "cut short or damaged"]),
+    ("replay-ledger-step-missing", "scripts/replay.py", ["{d}/ledgers/gap", "--rule", "random"],
+     ["{d}/ledgers/gap/ledger is truncated: steps 2 are missing (1 of 3)"]),
+    ("replay-ledger-other-version", "scripts/replay.py", ["{d}/ledgers/old", "--rule", "random"],
+     ["a ledger of format version 0; this pods reads and writes version 1"]),
+    ("replay-no-ledger", "scripts/replay.py", ["{d}/ledgers/none", "--rule", "random"],
+     ["{d}/ledgers/none has no rollout ledger"]),
+    ("replay-glob-matches-nothing", "scripts/replay.py", ["{d}/ledgers/zz*", "--rule", "random"],
+     ["no run directory with a rollout ledger"]),
     # ---- scripts/train_trl.py presets
     ("trl-missing-preset", "scripts/train_trl.py", ["--preset", "{d}/presets/none.yaml"],
      ["preset {d}/presets/none.yaml does not exist"]),

@@ -1,0 +1,139 @@
+"""Read a run's rollout ledger (<run_dir>/ledger/, written by pods.run.ledger) into arrays, checked.
+
+    rec = read_ledger("checkpoints/demo-...-seed0")        # a run directory or its ledger/ directory
+    rec.rewards, rec.accuracy, rec.lengths, rec.kept        # [R, n] float, [R, n], [R, n], [R, k] of generated groups
+    rec.steps, rec.rounds, rec.prompts, rec.status          # [R] each; rec.skipped: prompts a prompt rule skipped
+
+Contract: a ResultsError (exit 2, the file named) for a missing ledger, another format version, a file that
+cannot be read (cut short), or steps missing between the first and the last; nothing is written. Rows are in
+the order the run produced them: by step, round, slot. Groups of unequal n (allocation rules) are padded
+with NaN rewards and length 0 to the largest n; `rec.n` [R] holds each group's own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pods.core import ledger as fmt
+from pods.errors import ResultsError
+
+
+@dataclass
+class Recorded:
+    path: Path  # the ledger directory
+    meta: dict  # its _ledger.json
+    steps: np.ndarray  # [R] step of each generated group
+    rounds: np.ndarray  # [R] generation round within the step
+    slots: np.ndarray  # [R] position within the round
+    prompts: np.ndarray  # [R] dataset index
+    trained: np.ndarray  # [R] bool: status trained (else dropped)
+    n: np.ndarray  # [R] rollouts of each group
+    rewards: np.ndarray  # [R, n] total reward (NaN pads groups with fewer rollouts)
+    accuracy: np.ndarray  # [R, n] the accuracy reward
+    lengths: np.ndarray  # [R, n] completion tokens (0 pads)
+    entropy: np.ndarray  # [R, n] mean token entropy (NaN where not measured)
+    kept: np.ndarray  # [R, k] the rollouts the run kept (-1 pads)
+    per_fn: dict = field(default_factory=dict)  # {reward name: [R, n]}
+    skipped: dict = field(default_factory=dict)  # {step: [prompts a prompt rule skipped]}
+
+    @property
+    def num_steps(self) -> int:
+        return int(len(np.unique(self.steps)))
+
+
+def ledger_dir(path: str | Path) -> Path:
+    """The ledger directory of a run directory (or the directory itself when it is one)."""
+    path = Path(path)
+    return path if (path / fmt.META).is_file() else path / fmt.DIR
+
+
+def _meta(directory: Path) -> dict:
+    path = directory / fmt.META
+    if not path.is_file():
+        raise ResultsError(f"{directory.parent} has no rollout ledger ({path} is missing): the run was trained "
+                           "with logging.ledger=false, or before pods recorded one")
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as err:
+        raise ResultsError(f"{path} cannot be read ({err}): the ledger is damaged") from None
+    problem = fmt.version_problem(meta)
+    if problem:
+        raise ResultsError(f"{directory}: {problem}; replay it with the pods version that wrote it")
+    return meta
+
+
+def _dense(column, width: int, fill) -> np.ndarray:
+    """A pyarrow list column -> [R, width] array (short rows padded with `fill`)."""
+    col = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    values = col.flatten().to_numpy(zero_copy_only=False)
+    lens = np.diff(col.offsets.to_numpy())
+    if len(lens) and (lens == width).all():
+        return values.reshape(len(lens), width)
+    out = np.full((len(lens), width), fill, dtype=np.result_type(values.dtype, np.asarray(fill).dtype))
+    rows = np.repeat(np.arange(len(lens)), lens)
+    cols = np.arange(len(values)) - np.repeat(np.cumsum(lens) - lens, lens)
+    out[rows, cols] = values
+    return out
+
+
+def read_ledger(path: str | Path, per_fn: bool = True) -> Recorded:
+    """The ledger of one run (see the module docstring); per_fn=False leaves out each reward function's values."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    directory = ledger_dir(path)
+    meta = _meta(directory)
+    files = sorted(p for p in directory.glob("steps-*.parquet") if fmt.FILE.match(p.name))
+    tables = []
+    for f in files:
+        try:
+            tables.append(pq.read_table(f, columns=None if per_fn else _without_per_fn(f)))
+        except (OSError, pa.ArrowException) as err:
+            raise ResultsError(f"{f} cannot be read ({err}): the ledger file is cut short or damaged; move it "
+                               "aside to replay the other steps (replay checks that no step is missing)") from None
+    if not tables:
+        raise ResultsError(f"{directory} holds no recorded steps yet")
+    table = pa.concat_tables(tables, promote_options="permissive")
+    steps = table["step"].to_numpy()
+    _check_steps(directory, np.unique(steps), int(meta.get("first_step", 1)), len(steps))
+    status = pc.cast(table["status"], pa.string()).to_numpy()
+    prompts = table["prompt"].to_numpy()
+    skipped = {}
+    for st, p in zip(steps[status == "skipped"], prompts[status == "skipped"]):
+        skipped.setdefault(int(st), []).append(int(p))
+    n = table["n"].to_numpy()
+    width = int(n.max()) if len(n) else 0
+    kept_width = int(max((np.diff(c.offsets.to_numpy()).max(initial=0) for c in table["kept"].chunks), default=0))
+    rounds, slots = table["round"].to_numpy(), table["slot"].to_numpy()
+    gen = np.flatnonzero(status != "skipped")
+    order = gen[np.lexsort((slots[gen], rounds[gen], steps[gen]))]  # the order the run made its selections
+    dense = lambda name, fill: _dense(table[name], width, fill)[order]  # noqa: E731  [R, n]
+    names = [c for c in table.column_names if c.startswith(fmt.REWARD_PREFIX)]
+    return Recorded(
+        path=directory, meta=meta, steps=steps[order], rounds=rounds[order], slots=slots[order],
+        prompts=prompts[order], trained=status[order] == "trained", n=n[order],
+        rewards=dense("reward", np.nan), accuracy=dense("accuracy", np.nan), lengths=dense("length", 0),
+        entropy=dense("entropy", np.nan), kept=_dense(table["kept"], kept_width, -1)[order],
+        per_fn={c[len(fmt.REWARD_PREFIX):]: dense(c, np.nan) for c in names}, skipped=skipped)
+
+
+def _without_per_fn(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return [c for c in pq.read_schema(path).names if not c.startswith(fmt.REWARD_PREFIX)]
+
+
+def _check_steps(directory: Path, steps: np.ndarray, first: int, rows: int) -> None:
+    """ResultsError when steps between the ledger's first and last are missing."""
+    expected = np.arange(first, int(steps.max()) + 1)
+    missing = np.setdiff1d(expected, steps)
+    if len(missing):
+        show = ", ".join(map(str, missing[:10].tolist())) + (" ..." if len(missing) > 10 else "")
+        raise ResultsError(f"{directory} is truncated: steps {show} are missing ({len(missing)} of {len(expected)}); "
+                           "a ledger file was removed or cut short. Replay needs every step: use the run's full "
+                           "ledger")

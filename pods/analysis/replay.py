@@ -1,0 +1,151 @@
+"""Offline replay: what would rollout rule X have kept of the groups a run recorded in its ledger? (CPU, pure)
+
+    rec = pods.analysis.ledger.read_ledger("checkpoints/<run>")
+    row = replay_rollout(rec, "cppo", m=16)      # {"rule": "cppo", "kept_reward_var": ..., "agreement": ...}
+    rows = replay(["checkpoints/<run>"], ["max_variance", "random"], m=None)   # m None: the run's own m
+    print(table(rows))                            # scripts/replay.py: the same from the command line
+
+Contract: the rule sees each group's recorded rewards [R, n] (and lengths, entropies), in the order the run made
+its selections (a random rule draws from a generator seeded with the run's seed, call by call as the run did), so
+replaying a run's own rule agrees 100 %. KEYS are the reported quantities (docs/ledger.md says how each is
+computed). ConfigError (exit 2) for an unknown rule (the nearest names given), a rule of another hook kind, or an
+m the recorded groups cannot give.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from pods.analysis.ledger import Recorded, read_ledger
+from pods.analysis.settings import find_run_dirs
+from pods.core.advantages import group_advantages
+from pods.core.algorithms import keep
+from pods.core.downsample import RULES
+from pods.core import ledger as fmt
+from pods.errors import ConfigError, ResultsError
+
+KEYS = ("groups", "m", "kept_reward_var", "frac_all_correct", "frac_all_wrong", "adv_abs_mean", "adv_std",
+        "frac_zero_adv", "tokens_trained", "tokens_trained_per_step", "agreement", "agreement_rollouts")
+STOCHASTIC = {"random"}  # rules that draw from the generator: replayed call by call, as the run called them
+
+
+def check_rule(rule: str) -> None:
+    """ConfigError unless `rule` is a rollout rule; names the nearest ones."""
+    if rule in RULES:
+        return
+    near = difflib.get_close_matches(rule, list(RULES), n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(near)}?" if near else ""
+    raise ConfigError(f"--rule {rule}: no such rollout rule{hint} (rollout rules: {', '.join(RULES)})")
+
+
+def _select(rec: Recorded, rule: str, m: int, algorithm: str) -> torch.Tensor:
+    """idx [R, m] that `rule` keeps of each recorded group, selection by selection as the run made them."""
+    rewards = torch.from_numpy(rec.rewards).float()  # [R, n]
+    if rule not in STOCHASTIC:
+        return keep(rewards, algorithm, m, rule)
+    gen = torch.Generator().manual_seed(int(rec.meta.get("seed", 0)))
+    cuts = np.flatnonzero(np.diff(rec.steps * 1000 + rec.rounds)) + 1  # one selection per (step, round)
+    bounds = [0, *cuts.tolist(), len(rec.steps)]
+    return torch.cat([keep(rewards[a:b], algorithm, m, rule, generator=gen) for a, b in zip(bounds, bounds[1:])])
+
+
+def replay_rollout(rec: Recorded, rule: str, m: int | None = None) -> dict:
+    """The quantities of KEYS for `rule` keeping m (None: the run's m) of each recorded group."""
+    check_rule(rule)
+    run_m = int(rec.meta.get("m", rec.kept.shape[1]))
+    m = run_m if m is None else int(m)
+    n_min = int(rec.n.min()) if len(rec.n) else 0
+    if not 1 <= m <= n_min:
+        raise ConfigError(f"--m {m}: the recorded groups hold {n_min} rollouts (n), so m must lie in 1..{n_min}")
+    if len(np.unique(rec.n)) > 1:
+        raise ConfigError(f"{rec.path}: its groups hold different numbers of rollouts (an allocation rule); "
+                          "rollout rules are replayed on groups of one n")
+    own = rule == rec.meta.get("rule") and m == run_m
+    algorithm = rec.meta.get("algorithm", "pods") if own else "pods"
+    idx = _select(rec, rule, m, algorithm)  # [R, k]
+    rewards = torch.from_numpy(rec.rewards).float()
+    kept_r = rewards.gather(1, idx)  # [R, k]
+    kept_ok = torch.from_numpy(rec.accuracy).float().gather(1, idx) > 0  # [R, k]
+    adv = group_advantages(kept_r, scale=rec.meta.get("scale_rewards", "group"),
+                           std=rec.meta.get("advantage_std", "sample"))  # [R, k]
+    trained_len = torch.from_numpy(rec.lengths).float().gather(1, idx)  # [R, k]
+    row = {"rule": rule, "groups": len(rec.steps), "m": m,
+           "kept_reward_var": float(kept_r.var(dim=1, unbiased=False).mean()),
+           "frac_all_correct": float(kept_ok.all(dim=1).float().mean()),
+           "frac_all_wrong": float((~kept_ok).all(dim=1).float().mean()),
+           "adv_abs_mean": float(adv.abs().mean()), "adv_std": float(adv.std()),
+           "frac_zero_adv": float((adv == 0).float().mean()),
+           "tokens_trained": float(trained_len[torch.from_numpy(rec.trained)].sum()),
+           "tokens_trained_per_step": float(trained_len[torch.from_numpy(rec.trained)].sum()) / max(rec.num_steps, 1)}
+    row.update(agreement(idx, torch.from_numpy(rec.kept).long(), rec.rewards.shape[1]))
+    return row
+
+
+def agreement(idx: torch.Tensor, run_kept: torch.Tensor, n: int) -> dict:
+    """Share of groups whose kept set equals the run's, and of the run's kept rollouts also kept (NaN: none kept).
+
+    idx [R, m] the replay's choice, run_kept [R, k] the run's (-1 pads groups it kept fewer of)."""
+    if run_kept.shape[1] == 0 or run_kept.shape[1] != idx.shape[1]:
+        same = float("nan")
+    else:
+        same = float((idx.sort(dim=1).values == run_kept.sort(dim=1).values).all(dim=1).float().mean())
+    mine = torch.zeros(idx.shape[0], n, dtype=torch.bool).scatter_(1, idx, True)  # [R, n]
+    real = run_kept >= 0  # [R, k]
+    both = mine.gather(1, run_kept.clamp(min=0)) & real
+    total = int(real.sum())
+    return {"agreement": same, "agreement_rollouts": float(both.sum()) / total if total else float("nan")}
+
+
+def replay(paths: list[str | Path], rules: list[str], m: int | None = None) -> list[dict]:
+    """One row per (run, rule): `replay_rollout` on each run's ledger (every ledger read and checked first).
+    The rule "all" stands for every rollout rule that can keep m of the run's n."""
+    for rule in rules:
+        if rule != "all":
+            check_rule(rule)
+    recs = [read_ledger(p, per_fn=False) for p in paths]
+    rows = []
+    for rec in recs:
+        m_run = int(rec.meta.get("m", rec.kept.shape[1])) if m is None else m
+        names = [r for name in rules for r in (RULES if name == "all" else [name])
+                 if not (name == "all" and r == "none" and m_run != rec.rewards.shape[1])]
+        rows += [{"run": str(rec.path.parent), **replay_rollout(rec, rule, m)} for rule in dict.fromkeys(names)]
+    return rows
+
+
+def run_dirs(spec: str) -> list[Path]:
+    """The run directories a command-line SPEC names: a run directory (or its ledger/), or a glob of them."""
+    path = Path(spec)
+    if path.is_dir() and not any(ch in spec for ch in "*?["):
+        return [path]  # read_ledger says what is wrong with it, if anything
+    found = find_run_dirs(spec, None, marker=f"{fmt.DIR}/{fmt.META}")
+    if not found:
+        raise ResultsError(f"{spec}: no run directory with a rollout ledger ({fmt.DIR}/{fmt.META}) matches; give a "
+                           "run directory (checkpoints/<run>) or a quoted glob of them")
+    return found
+
+
+def table(rows: list[dict]) -> str:
+    """The replay rows as an aligned text table (shares in %)."""
+    cols = [("run", "run"), ("rule", "rule"), ("m", "m"), ("kept_reward_var", "kept var"),
+            ("frac_all_correct", "all right %"), ("frac_all_wrong", "all wrong %"), ("adv_abs_mean", "|adv|"),
+            ("adv_std", "adv std"), ("frac_zero_adv", "adv=0 %"), ("tokens_trained_per_step", "tokens/step"),
+            ("agreement", "agree %"), ("agreement_rollouts", "agree rollouts %")]
+    pct = {"frac_all_correct", "frac_all_wrong", "frac_zero_adv", "agreement", "agreement_rollouts"}
+    runs = {r["run"] for r in rows}
+
+    def cell(key, v):
+        if isinstance(v, str):
+            return Path(v).name if key == "run" else v
+        if key == "m":
+            return str(v)
+        return "n/a" if v != v else f"{100 * v:.1f}" if key in pct else f"{v:.4g}"
+
+    shown = [(k, h) for k, h in cols if k != "run" or len(runs) > 1]
+    body = [[cell(k, r[k]) for k, _ in shown] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, (_, h) in enumerate(shown)]
+    line = lambda xs: "  ".join(x.rjust(w) if i else x.ljust(w) for i, (x, w) in enumerate(zip(xs, widths)))  # noqa: E731
+    return "\n".join([line([h for _, h in shown]), *(line(b) for b in body)])
