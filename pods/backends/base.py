@@ -66,13 +66,14 @@ class Policy(Protocol):
 
     def token_logprobs(
         self, prompts: list[list[int]], completions: list[list[int]], *, reference: bool = False,
-        temperature: float = 1.0,
+        temperature: float = 1.0, entropy: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-probs of each completion token given its prompt.
 
         Returns (logp [B, T], mask [B, T]) with T the longest completion; mask is 1.0 on real
         tokens. `reference=True` evaluates the frozen reference model (adapter disabled), without
         gradient. `temperature`: log-probs of softmax(logits / temperature) (pods.core.losses.token_logprobs).
+        entropy=True: also each position's entropy [B, T] from the same logits (a third item, no gradient).
         """
         ...
 

@@ -23,7 +23,7 @@ import torch
 from pods.backends.base import Facts, Sampling
 from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
-from pods.core.losses import token_logprobs
+from pods.core.losses import token_entropy, token_logprobs
 from pods.core.rollouts import Rollouts
 
 # samples with model.generate between updates (the memory estimate counts the larger of the two); CPU or GPU
@@ -109,8 +109,10 @@ class HFPolicy:
             attn[b, P - len(p):P + len(c)] = 1
         return ids.to(self.device), attn.to(self.device), T
 
-    def token_logprobs(self, prompts, completions, *, reference: bool = False, temperature: float = 1.0):
-        """(logp [B, T], mask [B, T]) of each completion token given its prompt, at `temperature`."""
+    def token_logprobs(self, prompts, completions, *, reference: bool = False, temperature: float = 1.0,
+                       entropy: bool = False):
+        """(logp [B, T], mask [B, T]) of each completion token given its prompt, at `temperature`;
+        entropy=True adds each position's entropy [B, T] (no gradient) from the same logits."""
         ids, attn, T = self._batch(prompts, completions)
         pos = (attn.cumsum(-1) - 1).clamp(min=0)  # positions ignore the left padding
         if reference and not self.lora and self.reference is None:
@@ -126,8 +128,9 @@ class HFPolicy:
         with ctx:
             logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, logits_to_keep=T + 1).logits
             logp = token_logprobs(logits[:, :-1], ids[:, -T:], temperature)  # position t predicts token t + 1
+            ent = token_entropy(logits[:, :-1], temperature) if entropy else None  # the same logits: no extra pass
         mask = attn[:, -T:].to(logp.dtype)
-        return logp * mask, mask
+        return (logp * mask, mask) if ent is None else (logp * mask, mask, ent * mask)
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         return [p for p in self.model.parameters() if p.requires_grad]

@@ -12,7 +12,7 @@ ShortBatchError. `stop()` is asked between rounds (True raises RoundsStopped). W
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -56,6 +56,8 @@ class Batch:
     drawn_informative: int  # of the drawn groups, how many passed the filter
     informative: int  # of the G trained groups, how many passed the filter
     short: bool  # dynamic sampling ran out of rounds before B informative groups
+    # every round generated: (Round, idx [B, k] its selection, [B] each group's place among the G trained or -1)
+    seen: list = field(default_factory=list)
 
 
 def has_spread(values: torch.Tensor) -> torch.Tensor:
@@ -110,8 +112,10 @@ def collect(sample_round: Callable[[int], Round], B: int, keep: Callable, *, dyn
             f"stops here (as verl's max_num_gen_batches): raise rl.max_generation_rounds (at most {MAX_ROUNDS}), "
             "or set rl.short_batch=partial to train on the groups found (top_up: fill with flat groups)")
     chosen = choose_groups(flags, B, short) if dynamic else [(0, g) for g in range(len(flags[0]))]
+    place = {rg: i for i, rg in enumerate(chosen)}
+    seen = [(rounds[r], idxs[r], [place.get((r, g), -1) for g in range(len(flags[r]))]) for r in range(len(rounds))]
     counts = dict(rounds=len(rounds), drawn=sum(len(f) for f in flags), drawn_informative=found,
-                  informative=sum(bool(flags[r][g]) for r, g in chosen), short=is_short)
+                  informative=sum(bool(flags[r][g]) for r, g in chosen), short=is_short, seen=seen)
     if chosen == [(0, g) for g in range(len(flags[0]))]:  # the first round as it is
         one = rounds[0]
         return Batch(list(one.prompts), one.rollouts, one.total, one.per_fn, one.correct, idxs[0], **counts)

@@ -33,6 +33,17 @@ def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float =
     return chosen - torch.logsumexp(logits, dim=-1)
 
 
+@torch.no_grad()
+def token_entropy(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """[B, T, V] logits -> [B, T] entropy (nats, float32) of softmax(logits / temperature); no gradient.
+    One row at a time: a float32 [T, V] copy at most (a 150k vocabulary: 0.3 GB at T = 512)."""
+    out = []
+    for row in logits:  # [T, V]
+        logp = torch.log_softmax(row.float() / temperature, dim=-1)
+        out.append(-(logp.exp() * logp).sum(-1))
+    return torch.stack(out) if out else logits.new_zeros(logits.shape[:2], dtype=torch.float32)
+
+
 def policy_loss(
     logp: torch.Tensor,
     advantages: torch.Tensor,
@@ -42,13 +53,15 @@ def policy_loss(
     beta: float = 0.0,
     aggregation: str = "sequence",
     denominator: float | None = None,
+    keep: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """GRPO loss for B completions sampled by the current policy (ratio 1).
 
     logp [B, T] current log-probs (with grad); advantages [B]; mask [B, T] 1 on completion tokens;
     ref_logp [B, T] reference log-probs, required when beta > 0.
     denominator: number of sequences ("sequence") or tokens ("token") of the full batch; default
-    is this batch's own count.
+    is this batch's own count. keep [B, T] bool (a token mask): only these tokens carry the policy term,
+    the KL term and every count stay on `mask` (TRL's top_entropy_quantile).
     """
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"unknown aggregation {aggregation!r}; valid: {', '.join(AGGREGATIONS)}")
@@ -58,6 +71,8 @@ def policy_loss(
     adv = advantages.to(logp.dtype).unsqueeze(1)  # [B, 1]
     ratio = torch.exp((logp - logp.detach()) * mask)  # [B, T]: 1, with the gradient of logp
     per_token = -ratio * adv  # [B, T]
+    if keep is not None:  # TRL multiplies the policy term by its entropy mask before adding the KL term
+        per_token = per_token * keep.to(logp.dtype)
     kl = None
     if beta > 0:
         delta = (ref_logp.detach() - logp) * mask  # k3 estimator: exp(d) - d - 1 >= 0
@@ -73,6 +88,8 @@ def policy_loss(
 
     with torch.no_grad():
         metrics = {"completion_tokens": float(mask.sum())}
+        if keep is not None:  # the tokens that carry the policy gradient
+            metrics["trained_tokens"] = float((mask * keep.to(mask.dtype)).sum())
         if kl is not None:
             metrics["kl"] = float((kl * mask).sum() / mask.sum().clamp(min=1))
     return loss, metrics

@@ -18,6 +18,8 @@ import os
 import time
 from pathlib import Path
 
+import torch
+
 from pods.core import ledger as fmt
 from pods.errors import ConfigError
 from pods.io import atomic_write_text, writing
@@ -144,3 +146,22 @@ class Ledger:
 
     def close(self) -> None:
         self.flush()
+
+
+def step_rows(step: int, batch, *, accuracy: str, entropy=None, skipped=()) -> dict:
+    """A training step's ledger rows from its pods.core.collect.Batch: every round's groups (trained or dropped),
+    then the prompts the prompt rule skipped. entropy: [G, k] mean token entropy of the trained rollouts (or None)."""
+    parts = []
+    for r, (rnd, idx, places) in enumerate(batch.seen):  # idx [B, k] the round's selection
+        ent = torch.full(rnd.total.shape, float("nan"))  # [B, n]: measured only where the update ran
+        if entropy is not None:
+            for b, g in enumerate(places):
+                if g >= 0:
+                    ent[b, batch.idx[g]] = entropy[g].float().cpu()
+        parts.append(fmt.group_rows(step=step, round_=r, prompts=list(rnd.prompts), group=places,
+                                    status=["trained" if g >= 0 else "dropped" for g in places], total=rnd.total,
+                                    per_fn=rnd.per_fn, accuracy=rnd.per_fn[accuracy],
+                                    lengths=rnd.rollouts.completion_lengths(), kept=idx, entropy=ent))
+    if skipped:
+        parts.append(fmt.skipped_rows(step=step, prompts=list(skipped), reward_names=list(batch.per_fn)))
+    return fmt.concat_rows(parts)

@@ -135,3 +135,13 @@ def test_rollouts_groups_and_concat():
     assert both.num_groups == 3 and both.texts == ["4", "5", "0", "1", "2", "3"]
     with pytest.raises(ValueError, match="same n"):
         Rollouts.concat([ro, ro.select(torch.zeros(3, 1, dtype=torch.long))])
+
+
+def test_the_batch_lists_every_round_generated_with_each_groups_place_among_the_trained():
+    rounds = [make_round([[0.0, 0.0], [0.0, 1.0]], r=0), make_round([[1.0, 0.0], [1.0, 1.0]], r=1)]
+    batch = collect(lambda r: rounds[r], 2, ALL, dynamic=True, max_rounds=2)
+    assert [rnd for rnd, _, _ in batch.seen] == rounds  # the rollout ledger records the dropped groups too
+    assert [places for _, _, places in batch.seen] == [[-1, 0], [1, -1]]
+    assert all(torch.equal(idx, ALL(rnd.total)) for rnd, idx, _ in batch.seen)
+    one = collect(lambda r: rounds[r], 2, ALL)
+    assert [places for _, _, places in one.seen] == [[0, 1]]

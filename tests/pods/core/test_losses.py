@@ -120,3 +120,37 @@ def test_ratio_one_loss_is_the_authors_policy_gradient():
     assert loss.item() == pytest.approx(-adv.mean().item(), abs=1e-6)
     loss.backward()
     assert torch.allclose(logp.grad, -(adv / 3).unsqueeze(1) * mask / mask.sum(1, keepdim=True), atol=1e-7)
+
+
+def test_token_entropy_equals_trls_entropy_from_logits():
+    """The ledger's and the token masks' per-token entropy: TRL's own function on the same logits/temperature."""
+    from trl.trainer.utils import entropy_from_logits
+
+    from pods.core.losses import token_entropy
+
+    logits = torch.randn(3, 5, 11, generator=torch.Generator().manual_seed(0)) * 3
+    for temperature in (1.0, 0.7):
+        ours = token_entropy(logits, temperature)
+        assert ours.shape == (3, 5)
+        assert torch.allclose(ours, entropy_from_logits(logits / temperature), atol=1e-5)
+    assert torch.allclose(token_entropy(torch.zeros(1, 2, 4)), torch.full((1, 2), float(torch.log(torch.tensor(4.)))))
+
+
+def test_a_token_mask_drops_the_policy_term_of_its_tokens_and_keeps_the_kl_and_the_counts():
+    g = torch.Generator().manual_seed(1)
+    logp = (torch.randn(2, 4, generator=g) - 2).requires_grad_()
+    ref = logp.detach() + 0.1 * torch.randn(2, 4, generator=g)
+    mask = torch.tensor([[1.0, 1, 1, 0], [1, 1, 1, 1]])
+    keep = torch.tensor([[True, False, True, False], [False, False, True, True]])
+    adv = torch.tensor([1.0, -0.5])
+    loss, m = policy_loss(logp, adv, mask, ref_logp=ref, beta=0.1, keep=keep)
+    loss.backward()
+    # by hand: per sequence, (-adv * keep + beta * k3) summed over the mask, over the mask's length
+    delta = (ref - logp.detach()) * mask
+    k3 = torch.exp(delta) - delta - 1
+    value = (((-adv[:, None] * keep + 0.1 * k3) * mask).sum(1) / mask.sum(1)).mean()
+    assert float(loss) == pytest.approx(float(value), rel=1e-6)
+    grad_policy = -adv[:, None] * keep * mask / mask.sum(1, keepdim=True) / 2
+    grad_kl = 0.1 * (1 - torch.exp(delta)) * mask / mask.sum(1, keepdim=True) / 2
+    assert torch.allclose(logp.grad, grad_policy + grad_kl, atol=1e-6)
+    assert m["completion_tokens"] == 7 and m["trained_tokens"] == 4
