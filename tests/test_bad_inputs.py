@@ -250,7 +250,7 @@ CASES = [
     ("demo-evaluation-section", "train.py", ["experiment=demo", "warmstart=null", "evaluation.size=-1"],
      ["evaluation.size must be an integer >= 1, got -1"]),
     ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
-     ["warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be positive"]),
+     ["warmstart.lr must be a number > 0, got -1"]),
     ("data-bad-option", "train.py", ["+dataset.options.digits=0"], ["arithmetic: digits must be in 1..18, got 0"]),
     # ---- issue 23 point 6: the rest of the probe's findings
     ("data-path-on-generated-task", "train.py", ["dataset.path={d}/data/bad.json"],

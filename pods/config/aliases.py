@@ -6,8 +6,8 @@
     trl_metric_names(row)          # TRL-named copies of a metrics.jsonl row's keys (pods.run.metrics adds them)
 
 `CONFIG_ALIASES`: a `trl.GRPOConfig` / `PODSConfig` field -> the train.py key of the same meaning (and a
-value map where the two spell values differently); `NO_COUNTERPART`: what to use for TRL fields without
-one; `METRIC_ALIASES`: native metrics.jsonl keys -> TRL's names. The table for humans: docs/vocabulary.md.
+value map where the two spell values differently), read from the schema fields' `trl` metadata;
+`NO_COUNTERPART`: what to use for TRL fields without one; `METRIC_ALIASES`: native metrics.jsonl keys -> TRL's names. The table for humans: docs/vocabulary.md.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from pods.config.fields import declared
 from pods.config.schema import TrainConfig
 
 
@@ -27,28 +28,8 @@ class Alias:
     refused: str = ""  # what to do instead when a TRL value has no counterpart
 
 
-_LOSSES = "grpo -> sequence (the paper's), dapo -> token"
-CONFIG_ALIASES = {
-    "num_generations": Alias("rl.n"),
-    "pods_m": Alias("rl.m"),
-    "pods_rule": Alias("rl.rule"),
-    "loss_type": Alias("rl.aggregation", {"grpo": "sequence", "dapo": "token"},
-                       f"train.py aggregates the loss per sequence or per token ({_LOSSES}); TRL's other loss "
-                       "types run with scripts/train_trl.py"),
-    "scale_rewards": Alias("rl.scale_rewards", {"group": "group", "batch": "batch", "none": "none", "true": "group",
-                                                "false": "none"}),
-    "learning_rate": Alias("optim.lr"),
-    "lr_scheduler_type": Alias("optim.scheduler", {v: v for v in ("constant", "constant_with_warmup", "linear",
-                                                                  "cosine")},
-                               "train.py's schedules are constant, constant_with_warmup, linear, cosine"),
-    "weight_decay": Alias("optim.weight_decay"),
-    "max_grad_norm": Alias("optim.max_grad_norm"),
-    "beta": Alias("rl.beta"),
-    "temperature": Alias("rl.temperature"),
-    "top_p": Alias("rl.top_p"),
-    "max_completion_length": Alias("rl.max_completion_tokens"),
-    "max_steps": Alias("rl.max_steps"),
-}
+CONFIG_ALIASES = {f.metadata["trl"]: Alias(key, f.metadata.get("trl_values"), f.metadata.get("trl_refused", ""))
+                  for key, f, _ in declared(TrainConfig) if "trl" in f.metadata}
 NO_COUNTERPART = {
     "per_device_train_batch_size": "train.py counts prompts, not completions: rl.prompts_per_step prompts x rl.n "
                                    "rollouts per step, rl.micro_batch_size completions per forward/backward",
@@ -76,20 +57,11 @@ _OVERRIDE = re.compile(r"^(?P<prefix>\+\+|\+|~)?(?P<key>[A-Za-z_][\w.\-]*)(?P<re
 
 def schema_keys() -> tuple[set[str], set[str]]:
     """(dotted leaf keys of pods.config.schema.TrainConfig, keys whose values are open dicts/lists)."""
-    leaves, open_ = set(), set(OPEN_SECTIONS)
-
-    def walk(schema, prefix):
-        for f in dataclasses.fields(schema):
-            sub = f.default_factory if f.default_factory is not dataclasses.MISSING else None
-            if sub is not None and dataclasses.is_dataclass(sub):
-                walk(sub, f"{prefix}{f.name}.")
-            else:
-                leaves.add(prefix + f.name)
-                if sub is not None:  # a dict or list default: its entries are free-form
-                    open_.add(prefix + f.name)
-
-    walk(TrainConfig, "")
-    return leaves, open_
+    fields = list(declared(TrainConfig))
+    sections = {key for key, _, kind in fields if dataclasses.is_dataclass(kind)}
+    leaves = {key for key, _, _ in fields if key not in sections}
+    free = {key for key, f, _ in fields if key in leaves and f.default_factory is not dataclasses.MISSING}
+    return leaves, set(OPEN_SECTIONS) | free  # a dict or list default: its entries are free-form
 
 
 def _suggest(key: str, names: set[str]) -> str | None:

@@ -1,27 +1,32 @@
-"""Start-up check helpers: field types from the schema dataclasses, numbers in ranges, output paths.
+"""A config key's declaration (`setting`) and the one walker that checks a config against the schema.
 
-    problems = schema_problems(cfg, TrainConfig)     # ["rl.n must be an integer, got 4.5 ...", ...]
-    problems += integer("seed", cfg.seed, low=0, high=SEED_MAX)
-    problems += number("rl.top_p", cfg.rl.top_p, low=0, low_open=True, high=1)
-    problems += output_path("output_root", Path(cfg.output_root))
+    rank: int = setting(64, "LoRA rank r; 0 trains all parameters", low=0, why="0 = full-parameter")
+    problems = walk(cfg, TrainConfig)    # every unknown or missing key, wrong type, bound or choice, at once
+    by_key(cfg, TrainConfig)             # the same, by dotted key: {"rl.n": ["rl.n must be an integer ..."]}
+    [key for key, f, kind in declared(TrainConfig) if f.metadata.get("resume_safe")]
 
-Each returns messages (empty: fine) naming the key, the value and what to write; pods.config.checks
-joins them into one pods.errors.ConfigError. `schema_problems` reads each field's type from the dataclass
-annotations (`_KINDS`, nested dataclasses; `Any` fields are checked by their owner) as soon as it is declared.
+Contract: a field's type annotation gives its kind (`int | None`: an integer or null); its metadata holds
+help, low/high (closed unless low_open/high_open), choices, why (appended to a bound's or choice's message),
+what (the expected value in words), resume_safe and trl (TRL's name, with trl_values). A bound or choice
+written "module:NAME" is read from where it is implemented when checked (its module may import torch).
+Each problem is one sentence naming the key, the value and what to write.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import importlib
 import math
 import os
+import types
 import typing
 from pathlib import Path
 
 from omegaconf import DictConfig, ListConfig
 
 SEED_MAX = 2**32 - 1  # numpy's seed range (torch takes more)
-_KINDS = {  # annotation -> (test, what to write)
+_KINDS = {  # type -> (test, what to write)
     int: (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
     float: (lambda v: _real(v) and math.isfinite(v), "a finite number"),
     bool: (lambda v: isinstance(v, bool), "true or false"),
@@ -29,6 +34,125 @@ _KINDS = {  # annotation -> (test, what to write)
     list: (lambda v: isinstance(v, (list, ListConfig)), "a list, e.g. [a, b]"),
     dict: (lambda v: isinstance(v, (dict, DictConfig)), "a mapping, e.g. {key: value}"),
 }
+_META = {"help", "low", "high", "low_open", "high_open", "choices", "why", "what", "empty_ok", "resume_safe", "trl",
+         "trl_values", "trl_refused"}
+
+
+def setting(default=dataclasses.MISSING, help: str = "", *, factory=None, **meta):  # noqa: A002 - TRL's key
+    """A schema field: `default` (or `factory` for lists, dicts, sections) and its metadata (see the contract)."""
+    unknown = set(meta) - _META
+    if unknown:
+        raise TypeError(f"setting(): unknown metadata {sorted(unknown)}; known: {', '.join(sorted(_META))}")
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={"help": help, **meta})
+    return dataclasses.field(default=default, metadata={"help": help, **meta})
+
+
+def kind_of(annotation) -> tuple[type, bool]:
+    """(the base type, nullable) of an annotation: `int | None` -> (int, True), `list[str]` -> (list, False)."""
+    args = typing.get_args(annotation)
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        base = [a for a in args if a is not type(None)]
+        return kind_of(base[0])[0], type(None) in args
+    return typing.get_origin(annotation) or annotation, False
+
+
+def declared(schema, prefix: str = ""):
+    """(dotted key, dataclasses.Field, annotation) of every field of `schema`, sections first, then their keys."""
+    hints = typing.get_type_hints(schema)
+    for f in dataclasses.fields(schema):
+        yield prefix + f.name, f, hints[f.name]
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from declared(hints[f.name], f"{prefix}{f.name}.")
+
+
+def resolved(ref):
+    """A bound or choice list as written in the metadata; "module:NAME" is read from that module."""
+    if isinstance(ref, str) and ":" in ref:
+        module, name = ref.split(":")
+        return getattr(importlib.import_module(module), name)
+    if isinstance(ref, tuple):
+        return tuple(name for item in ref for name in (resolved(item) if ":" in str(item) else (item,)))
+    return ref
+
+
+def choices_of(f: dataclasses.Field) -> tuple | None:
+    """The names a field accepts (its `choices` metadata, resolved), or None when any value of its type will do."""
+    return tuple(resolved(f.metadata["choices"])) if "choices" in f.metadata else None
+
+
+def walk(cfg, schema, prefix: str = "", **kw) -> list[str]:
+    """Every problem of `cfg` against `schema` (a dataclass), in one pass over the keys: unknown keys (with a
+    hint), missing keys (unless partial), types, bounds and choices; nested sections recursively.
+
+    Keywords (see by_key): partial, extra, hint, unknown_choice."""
+    return [problem for found in by_key(cfg, schema, prefix, **kw).values() for problem in found]
+
+
+def by_key(cfg, schema, prefix: str = "", *, partial: bool = False, extra=(), hint=None,
+           unknown_choice: str = "") -> dict[str, list[str]]:
+    """walk's problems by dotted key {key: [problem, ...]}, only keys that have any.
+
+    partial: keys may be left out (their defaults apply); extra: more keys the section accepts; hint(dotted
+    key): what to write instead of an unknown key (None: the section's closest key); unknown_choice: the
+    message of a bad choice, formatted with key, names ("a, b or c"), value and why (default "unknown KEY
+    VALUE; valid: A, B")."""
+    if not isinstance(cfg, (dict, DictConfig)):
+        return {prefix.rstrip("."): [f"{prefix.rstrip('.')} must be a section of keys, got {cfg!r}"]}
+    fields = {f.name: (f, kind) for key, f, kind in declared(schema) if "." not in key}
+    out = {prefix + str(key): [_unknown(prefix + str(key), list(fields) + list(extra), hint)] for key in cfg
+           if key not in fields and key not in extra}
+    for name, (f, annotation) in fields.items():
+        key = prefix + name
+        if name not in cfg:
+            if not partial:
+                out[key] = [f"missing key {key}: add it back (its default is in config/ and pods/config/schema.py)"]
+            continue
+        value = value_of(cfg, name)
+        if dataclasses.is_dataclass(annotation):
+            out.update(by_key(value, annotation, key + ".", partial=partial, hint=hint,
+                              unknown_choice=unknown_choice))
+        elif found := field_problems(key, value, f, annotation, unknown_choice):
+            out[key] = found
+    return out
+
+
+def _unknown(key: str, valid: list[str], hint) -> str:
+    section, _, name = key.rpartition(".")
+    found = hint(key) if hint else None  # a removed key, TRL's name for a key, "did you mean rl.n?"
+    close = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    found = found or (f"did you mean {section + '.' if section else ''}{close[0]}?" if close else None)
+    return f"unknown key {key}; " + (f"{found}; " if found else "") + f"valid keys: {', '.join(valid)}"
+
+
+def field_problems(key: str, value, f: dataclasses.Field, annotation, unknown_choice: str = "") -> list[str]:
+    """The problems of one value: its type, then its bounds or choices (empty: fine)."""
+    kind, nullable = kind_of(annotation)
+    meta, names = f.metadata, choices_of(f)
+    if value is None and nullable:
+        return []
+    if names is not None and not (isinstance(value, str) and value in names):
+        if unknown_choice:
+            *most, last = [*names, "null"] if nullable else names
+            listed = f"{', '.join(most)} or {last}" if most else last
+            why = f" ({meta['why']})" if meta.get("why") else ""
+            return [unknown_choice.format(key=key, names=listed, value=value, why=why)]
+        shown = repr(value) if isinstance(value, str) else value
+        return [f"unknown {key} {shown}; valid: {', '.join(names)}{_hint(kind, value)}"]
+    ok, what = _KINDS[kind]
+    if kind is str and nullable and not meta.get("empty_ok"):
+        ok, what = (lambda v: isinstance(v, str) and v != ""), "a non-empty string"
+    what, alt = meta.get("what", what), " or null" if nullable else ""
+    if not ok(value):
+        what, alt = ("true, false", " or null") if kind is bool and nullable else (what, alt)
+        return [f"{key} must be {what}{alt}, got {value!r}{_hint(kind, value)}"]
+    low, high, why = resolved(meta.get("low")), resolved(meta.get("high")), meta.get("why", "")
+    if kind is int and (low is not None or high is not None):
+        return integer(key, value, low=low, high=high, none_ok=nullable, why=why)
+    if kind is float and (low is not None or high is not None):
+        return number(key, value, low=low, high=high, low_open=meta.get("low_open", False),
+                      high_open=meta.get("high_open", False), none_ok=nullable, why=why)
+    return []
 
 
 def _real(v) -> bool:
@@ -38,34 +162,6 @@ def _real(v) -> bool:
 def finite(v) -> bool:
     """A finite int or float (not a bool)."""
     return _real(v) and math.isfinite(v)
-
-
-def schema_problems(cfg, schema, prefix: str = "", choices: dict | None = None, partial: bool = False) -> list[str]:
-    """Keys of `schema` (a dataclass) missing from `cfg` or holding a value of the wrong type.
-
-    choices: {dotted key: valid names} of string fields, listed when such a field holds a non-string;
-    partial: keys may be left out (the dataclass default applies)."""
-    hints = typing.get_type_hints(schema)
-    choices = choices or {}
-    problems = []
-    for f in dataclasses.fields(schema):
-        key, kind = prefix + f.name, hints[f.name]
-        if f.name not in cfg:
-            if partial:
-                continue
-            problems.append(f"missing key {key}: add it back (its default is in config/ and pods/config/schema.py)")
-            continue
-        value = value_of(cfg, f.name)
-        if dataclasses.is_dataclass(kind):
-            if not isinstance(value, (dict, DictConfig)):
-                problems.append(f"{key} must be a section of keys, got {value!r}")
-            else:
-                problems += schema_problems(value, kind, key + ".", choices)
-        elif kind is str and key in choices and not isinstance(value, str):
-            problems.append(f"unknown {key} {value!r}; valid: {', '.join(choices[key])}{_hint(kind, value)}")
-        elif kind in _KINDS and not _KINDS[kind][0](value):
-            problems.append(f"{key} must be {_KINDS[kind][1]}, got {value!r}{_hint(kind, value)}")
-    return problems
 
 
 def value_of(cfg, key):

@@ -1,11 +1,13 @@
-"""The schema of train.py's and evaluate-run.py's configs: one dataclass per section, a comment per key.
+"""The schema of train.py's and evaluate-run.py's configs: one dataclass per section, every key declared once.
 
     from pods.config.schema import TrainConfig, EvalConfig
-    cfg = OmegaConf.structured(TrainConfig)      # the defaults (config/train.yaml mirrors them)
+    from pods.config.fields import declared, walk
+    walk(cfg, TrainConfig)              # every problem of a composed config/train.yaml, at once
 
-Contract: every key is declared here once, with its type and a comment; config/*.yaml repeat the
-comment above each key. A choice's valid names live where it is implemented (`pods.config.checks.CHOICES`
-reads them there); its checks are that section's function in pods.config.checks.
+Contract: a key is its typed field here with its help, bounds, choices, resume-safety and TRL name in the
+metadata (pods.config.fields.setting); config/train.yaml repeats its help as the comment above it (a test
+keeps the two in agreement). A choice's names live where it is implemented ("module:NAME"); rules that
+relate several keys are pods.config.checks.
 """
 
 from __future__ import annotations
@@ -13,31 +15,33 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pods.config.fields import SEED_MAX, setting, walk
 
 SAVE_STRATEGIES = ("time", "steps", "no")  # rl.save_strategy (pods.run.checkpoint.SaveSchedule)
 OPTIMIZERS = ("adamw", "adamw_8bit")  # optim.name (pods.run.optim.build_optimizer)
+_LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+_ARCH = "from the model's config.json"
 
 
 @dataclass
 class LoraConfig:
-    rank: int = 64  # LoRA rank r; 0 trains all parameters (full fine-tuning)
-    alpha: int = 64  # LoRA scaling numerator (scale = alpha / rank)
-    dropout: float = 0.0  # dropout on the LoRA branch
-    target_modules: list = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj",
-                                                          "gate_proj", "up_proj", "down_proj"])
+    rank: int = setting(64, "LoRA rank r; 0 trains all parameters (full fine-tuning)", low=0, why="0 = full-parameter")
+    alpha: int = setting(64, "LoRA scaling numerator (scale = alpha / rank)")
+    dropout: float = setting(0.0, "dropout on the LoRA branch", low=0, high=1, high_open=True)
+    target_modules: list[str] = setting(help="modules that get a LoRA adapter", factory=lambda: list(_LORA_TARGETS))
 
 
 @dataclass
 class TinyConfig:
-    arch: str = "qwen2"  # qwen2 | llama (pods.backends.tiny.ARCHITECTURES)
-    hidden: int = 64
-    layers: int = 2
-    heads: int = 4
-    kv_heads: int = 2
-    seed: int = 0  # initialisation seed of the random weights
+    arch: str = setting("qwen2", "architecture of the random tiny model", choices="pods.backends.tiny:ARCHITECTURES")
+    hidden: int = setting(64, "hidden size", low=1)
+    layers: int = setting(2, "transformer layers", low=1)
+    heads: int = setting(4, "attention heads", low=1)
+    kv_heads: int = setting(2, "key/value heads", low=1)
+    seed: int = setting(0, "initialisation seed of the random weights", low=0, high=SEED_MAX)
 
 
 @dataclass
@@ -45,113 +49,154 @@ class ArchitectureConfig:
     """The checkpoint's numbers from its config.json, for the memory estimate (pods.backends.memory.architecture);
     null: read config.json (the tiny model's numbers follow from model.tiny)."""
 
-    layers: Any = None  # num_hidden_layers
-    hidden: Any = None  # hidden_size
-    intermediate: Any = None  # intermediate_size
-    heads: Any = None  # num_attention_heads
-    kv_heads: Any = None  # num_key_value_heads
-    vocab: Any = None  # vocab_size
-    tied_embeddings: Any = None  # tie_word_embeddings: lm_head shares the embedding
-    attention_bias: Any = None  # q, k, v projections have biases (Qwen2)
-    params: Any = None  # the checkpoint's parameter count: the numbers above must add up to it
+    layers: int | None = setting(None, "num_hidden_layers", low=1, why=_ARCH)
+    hidden: int | None = setting(None, "hidden_size", low=1, why=_ARCH)
+    intermediate: int | None = setting(None, "intermediate_size", low=1, why=_ARCH)
+    heads: int | None = setting(None, "num_attention_heads", low=1, why=_ARCH)
+    kv_heads: int | None = setting(None, "num_key_value_heads", low=1, why=_ARCH)
+    vocab: int | None = setting(None, "vocab_size", low=1, why=_ARCH)
+    tied_embeddings: bool | None = setting(None, "tie_word_embeddings: lm_head shares the embedding")
+    attention_bias: bool | None = setting(None, "q, k, v projections have biases (Qwen2)")
+    params: int | None = setting(None, "the checkpoint's parameter count: the numbers above must add up to it",
+                                 low=1, why=_ARCH)
 
 
 @dataclass
 class ModelConfig:
-    name: str = "Qwen/Qwen2.5-3B-Instruct"  # hub name, local model dir, or "tiny" (built in code)
-    short_name: str = "qwen2.5-3b-instruct"  # used in the derived run name
-    load_in_4bit: bool = True  # 4-bit base weights (bitsandbytes); applied only on a CUDA GPU
-    dtype: str = "bfloat16"  # GPU autocast dtype: auto | float32 | bfloat16 | float16; CPU: float32 (backends.precision)
-    gradient_checkpointing: bool = True  # recompute activations in backward (GPU memory saver)
-    lora: LoraConfig = field(default_factory=LoraConfig)
-    tiny: TinyConfig = field(default_factory=TinyConfig)  # used only when name == "tiny"
-    architecture: ArchitectureConfig = field(default_factory=ArchitectureConfig)  # for the memory estimate
+    name: str = setting("Qwen/Qwen2.5-3B-Instruct", 'hub name, local model dir, or "tiny" (built in code)')
+    short_name: str = setting("qwen2.5-3b-instruct", "used in the derived run name")
+    load_in_4bit: bool = setting(True, "4-bit base weights (bitsandbytes); applied only on a CUDA GPU")
+    dtype: str = setting("bfloat16", "GPU autocast dtype; CPU: float32 (pods.backends.precision)",
+                         choices=("auto", "pods.backends.precision:DTYPES"))
+    gradient_checkpointing: bool = setting(True, "recompute activations in backward (GPU memory saver)")
+    lora: LoraConfig = setting(help="the LoRA adapter", factory=LoraConfig)
+    tiny: TinyConfig = setting(help='used only when name == "tiny"', factory=TinyConfig)
+    architecture: ArchitectureConfig = setting(help="for the memory estimate", factory=ArchitectureConfig,
+                                               resume_safe=True)
 
 
 @dataclass
 class DatasetConfig:
-    name: str = "gsm8k"  # pods.data dataset name (gsm8k, math, arithmetic, jsonl, ...)
-    split: str = "train"
-    path: Any = None  # local file/dir instead of the hub (required by some loaders)
-    limit: Any = None  # keep only the first `limit` examples (null: all)
-    options: dict = field(default_factory=dict)  # extra keyword arguments for pods.data.load_dataset
-    prompt_style: str = "instruct"  # pods.data.render_prompts style
-    system_prompt: Any = None  # null: the style's default
-    rewards: list = field(default_factory=list)  # [{name, weight}] for rewards.combined
-    accuracy_reward: Any = None  # reward whose value > 0 counts as correct (null: the first one)
-    shuffle_seed: Any = None  # shuffle the kept training prompts with this seed (the paper's MATH: 42); null: file order
-    labels: str = "full"  # MATH answer labels: full (the whole last boxed answer) | paper (the authors' cut at its first })
+    name: str = setting("gsm8k", "pods.data dataset (gsm8k, math, arithmetic, jsonl, ...) or package.module:function")
+    split: str = setting("train", "the split trained on")
+    path: str | None = setting(None, "local file/dir instead of the hub (required by some loaders)")
+    limit: int | None = setting(None, "keep only the first `limit` examples (null: all)", low=1,
+                                why="null keeps every example")
+    options: dict = setting(help="extra keyword arguments for pods.data.load_dataset", factory=dict)
+    prompt_style: str = setting("instruct", "pods.data.render_prompts style", choices="pods.data:STYLES")
+    system_prompt: str | None = setting(None, "null: the style's default", empty_ok=True)
+    rewards: list = setting(help="[{name, weight, unless}] for rewards.combined", factory=list)
+    accuracy_reward: str | None = setting(None, "reward whose value > 0 counts as correct (null: the first one)")
+    shuffle_seed: int | None = setting(None, "shuffle the kept training prompts with this seed (the paper's MATH: 42); "
+                                             "null: file order", low=0)
+    labels: str = setting("full", "MATH answer labels: full (the whole last boxed answer) | paper (the authors' cut "
+                                  "at its first })", choices="pods.data.math_labels:LABELS")
 
 
 @dataclass
 class RLConfig:
-    n: int = 64  # rollouts generated per prompt
-    m: int = 16  # rollouts kept per prompt for the update
-    rule: str = "max_variance"  # down-sampling rule (pods.core.downsample.RULES)
-    algorithm: str = "auto"  # auto: pods if m < n else grpo; grpo_ga (m = n): the paper's GRPO-GA baseline
-    prompts_per_step: int = 1  # B: prompts (groups) per training step
-    micro_batch_size: int = 4  # completions per forward/backward pass (gradient accumulation)
-    beta: float = 0.0  # KL coefficient; > 0 computes reference log-probs (adapter disabled)
-    aggregation: str = "sequence"  # loss aggregation: sequence | token
-    scale_rewards: str = "group"  # advantage scale (TRL's scale_rewards): group | batch | none (r - group mean)
-    advantage_std: str = "sample"  # std of that scale: sample (n - 1, torch/TRL/the authors) | population (n)
-    temperature: float = 0.9  # sampling temperature of the rollouts
-    logprob_temperature: bool = True  # loss log-probs from logits / temperature (TRL, verl); false: the authors' 1-GPU
-    top_p: float = 1.0
-    max_prompt_tokens: int = 512  # longer prompts are dropped from the dataset
-    max_completion_tokens: int = 512
-    max_steps: Any = None  # stop after this many training steps (null: no limit)
-    max_time: Any = 21600  # stop after this many seconds of training time (null: no limit)
-    save_strategy: str = "time"  # time | steps | no (no periodic checkpoints; save_final still applies)
-    save_interval: float = 1800  # seconds of training time between checkpoints (strategy time)
-    save_steps: int = 100  # steps between checkpoints (strategy steps)
-    save_final: bool = True  # also checkpoint the last step
-    max_nonfinite_steps: int = 3  # stop after this many consecutive steps skipped for a NaN/inf loss or grad norm
-    dynamic_sampling: bool = False  # drop groups whose kept rollouts are all right or all wrong; draw more (collect)
-    dynamic_sampling_metric: str = "accuracy"  # what must differ among the kept rollouts: accuracy (DAPO) | total
-    max_generation_rounds: int = 30  # dynamic sampling: at most this many rounds of B prompts per step (<= 32; verl's DAPO: 30)
-    short_batch: str = "partial"  # rounds ran out short: partial (train the groups found) | top_up (flat ones) | error
+    n: int = setting(64, "rollouts generated per prompt", low=1, trl="num_generations")
+    m: int = setting(16, "rollouts kept per prompt for the update", low=1, trl="pods_m")
+    rule: str = setting("max_variance", "down-sampling rule", choices="pods.core.downsample:RULES", trl="pods_rule")
+    algorithm: str = setting("auto", "auto: pods if m < n else grpo; grpo_ga (m = n): the paper's GRPO-GA baseline",
+                             choices=("auto", "pods.core.algorithms:ALGORITHMS"))
+    prompts_per_step: int = setting(1, "B: prompts (groups) per training step", low=1)
+    micro_batch_size: int = setting(4, "completions per forward/backward pass (gradient accumulation)", low=1)
+    beta: float = setting(0.0, "KL coefficient; > 0 computes reference log-probs (adapter disabled)", low=0,
+                          trl="beta")
+    aggregation: str = setting("sequence", "loss aggregation", choices="pods.core.losses:AGGREGATIONS",
+                               trl="loss_type", trl_values={"grpo": "sequence", "dapo": "token"},
+                               trl_refused="train.py aggregates the loss per sequence or per token (grpo -> sequence "
+                                           "(the paper's), dapo -> token); TRL's other loss types run with "
+                                           "scripts/train_trl.py")
+    scale_rewards: str = setting("group", "advantage scale: group | batch | none (r - group mean)",
+                                 choices="pods.core.advantages:SCALES", trl="scale_rewards",
+                                 trl_values={"group": "group", "batch": "batch", "none": "none", "true": "group",
+                                             "false": "none"})
+    advantage_std: str = setting("sample", "std of that scale: sample (n - 1, torch/TRL/the authors) | population (n)",
+                                 choices="pods.core.advantages:STDS")
+    temperature: float = setting(0.9, "sampling temperature of the rollouts", trl="temperature")
+    logprob_temperature: bool = setting(True, "loss log-probs from logits / temperature (TRL, verl); false: the "
+                                              "authors' 1-GPU trainer")
+    top_p: float = setting(1.0, "nucleus sampling mass", low=0, low_open=True, high=1, trl="top_p",
+                           why="1 samples from the whole distribution")
+    max_prompt_tokens: int = setting(512, "longer prompts are dropped from the dataset", low=1)
+    max_completion_tokens: int = setting(512, "most tokens generated per completion", low=1,
+                                         trl="max_completion_length")
+    max_steps: int | None = setting(None, "stop after this many training steps (null: no limit)", low=1,
+                                    resume_safe=True, trl="max_steps")
+    max_time: float | None = setting(21600, "stop after this many seconds of training time (null: no limit)", low=0,
+                                     low_open=True, why="seconds of training time", resume_safe=True)
+    save_strategy: str = setting("time", "time | steps | no (no periodic checkpoints; save_final still applies)",
+                                 choices=SAVE_STRATEGIES, resume_safe=True)
+    save_interval: float = setting(1800, "seconds of training time between checkpoints (strategy time)", low=0,
+                                   low_open=True, resume_safe=True)
+    save_steps: int = setting(100, "steps between checkpoints (strategy steps)", low=1, resume_safe=True)
+    save_final: bool = setting(True, "also checkpoint the last step", resume_safe=True)
+    max_nonfinite_steps: int = setting(3, "stop after this many consecutive steps skipped for a NaN/inf loss or grad "
+                                          "norm", low=1, why="1: stop at the first non-finite step", resume_safe=True)
+    dynamic_sampling: bool = setting(False, "drop groups whose kept rollouts are all right or all wrong; draw more")
+    dynamic_sampling_metric: str = setting("accuracy", "what must differ among the kept rollouts: accuracy | total",
+                                           choices="pods.core.collect:FILTER_METRICS")
+    max_generation_rounds: int = setting(30, "dynamic sampling: at most this many rounds of B prompts per step "
+                                             "(verl's DAPO: 30)", low=1,
+                                         high="pods.core.collect:MAX_ROUNDS",
+                                         why="each round generates B x n more rollouts; the most rounds make one step "
+                                             "cost that many steps' generation")
+    short_batch: str = setting("partial", "rounds ran out short: partial | top_up (flat groups) | error",
+                               choices="pods.core.collect:SHORT_BATCH")
 
 
 @dataclass
 class OptimConfig:
-    name: str = "adamw_8bit"  # adamw | adamw_8bit (8-bit needs CUDA + bitsandbytes, else adamw)
-    lr: float = 5e-6
-    betas: list = field(default_factory=lambda: [0.9, 0.99])
-    weight_decay: float = 0.1  # AdamW decay of the weights; biases and norms get none (as HF's Trainer)
-    warmup_ratio: float = 0.0  # warm-up: this fraction of rl.max_steps, or of rl.max_time when max_steps is null
-    scheduler: str = "constant"  # constant (no warm-up) | constant_with_warmup | linear | cosine (pods.core.schedule)
-    max_grad_norm: float = 0.1  # gradient clipping (<= 0: off)
+    name: str = setting("adamw_8bit", "adamw | adamw_8bit (8-bit needs CUDA + bitsandbytes, else adamw)",
+                        choices=OPTIMIZERS)
+    lr: float = setting(5e-6, "peak learning rate", low=0, low_open=True, trl="learning_rate")
+    betas: list[float] = setting(help="Adam's beta1, beta2", factory=lambda: [0.9, 0.99])
+    weight_decay: float = setting(0.1, "AdamW decay of the weights; biases and norms get none (as HF's Trainer)",
+                                  low=0, trl="weight_decay")
+    warmup_ratio: float = setting(0.0, "warm-up: this fraction of rl.max_steps, or of rl.max_time when max_steps is "
+                                       "null")
+    scheduler: str = setting("constant", "constant (no warm-up) | constant_with_warmup | linear | cosine",
+                             choices="pods.core.schedule:SCHEDULERS", trl="lr_scheduler_type",
+                             trl_values={v: v for v in ("constant", "constant_with_warmup", "linear", "cosine")},
+                             trl_refused="train.py's schedules are constant, constant_with_warmup, linear, cosine")
+    max_grad_norm: float = setting(0.1, "gradient clipping (<= 0: off)", trl="max_grad_norm")
 
 
 @dataclass
 class LoggingConfig:
-    wandb: bool = False  # also log to Weights & Biases (offline mode when no API key)
-    project: str = "pods"
-    entity: Any = None
-    progress: bool = True  # tqdm progress bar
-    samples_every: int = 10  # append prompts with all n completions to samples.jsonl every N steps (0: never)
-    samples_prompts: int = 2  # prompts (groups) per logged step
-    print_samples: bool = False  # also print the best and worst kept completion of each logged step
+    wandb: bool = setting(False, "also log to Weights & Biases (offline mode when no API key)")
+    project: str = setting("pods", "wandb project")
+    entity: str | None = setting(None, "wandb entity (null: your default)")
+    progress: bool = setting(True, "tqdm progress bar")
+    samples_every: int = setting(10, "append prompts with all n completions to samples.jsonl every N steps (0: never)",
+                                 low=0, why="0: no samples.jsonl")
+    samples_prompts: int = setting(2, "prompts (groups) per logged step", low=1)
+    print_samples: bool = setting(False, "also print the best and worst kept completion of each logged step")
 
 
 @dataclass
 class TrainConfig:
     """The whole run; mirrors config/train.yaml."""
 
-    seed: int = 0
-    run_name: Any = None  # null: derived from the config (default_run_name)
-    output_root: str = "checkpoints"
-    resume: bool = True  # continue from the latest complete checkpoint of the run dir
-    check_memory: bool = True  # on a GPU, refuse to start when the memory estimate exceeds its free memory
-    model: ModelConfig = field(default_factory=ModelConfig)
-    backend: dict = field(default_factory=lambda: {"name": "hf"})
-    dataset: DatasetConfig = field(default_factory=DatasetConfig)
-    rl: RLConfig = field(default_factory=RLConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    logging: LoggingConfig = field(default_factory=LoggingConfig)
-    warmstart: Any = None  # supervised warm start before RL (WarmStartSettings + cache_dir; null: none)
-    evaluation: Any = None  # held-out accuracy printed after training (HeldoutConfig; null: none)
+    seed: int = setting(0, "seed of data order, sampling, selection and initialisation", low=0, high=SEED_MAX)
+    run_name: str | None = setting(None, "null: derived from the config (default_run_name)", resume_safe=True)
+    output_root: str = setting("checkpoints", "parent directory of run directories", resume_safe=True)
+    resume: bool = setting(True, "continue from the latest complete checkpoint of the run dir", resume_safe=True)
+    check_memory: bool = setting(True, "on a GPU, refuse to start when the memory estimate exceeds its free memory",
+                                 resume_safe=True)
+    model: ModelConfig = setting(help="the model and its adapter", factory=ModelConfig)
+    backend: dict = setting(help="who generates and trains (config/backend/; pods.backends.checks)",
+                            factory=lambda: {"name": "hf"})
+    dataset: DatasetConfig = setting(help="training prompts and their rewards", factory=DatasetConfig)
+    rl: RLConfig = setting(help="the RL algorithm", factory=RLConfig)
+    optim: OptimConfig = setting(help="optimizer and learning-rate schedule", factory=OptimConfig)
+    logging: LoggingConfig = setting(help="wandb, progress bar, samples", factory=LoggingConfig, resume_safe=True)
+    warmstart: dict | None = setting(None, "supervised warm start before RL (WarmStartSettings + cache_dir)",
+                                     what="a section of keys")
+    evaluation: dict | None = setting(None, "held-out accuracy printed after training (HeldoutConfig; null: none)",
+                                      what="a section of keys", resume_safe=True)
 
 
 # ----------------------------------------------------------------------------- open sections of train.py
@@ -161,23 +206,24 @@ class TrainConfig:
 class WarmStartSettings:
     """Everything that determines the warm-started model (all of it goes into the cache hash)."""
 
-    dataset: str = "arithmetic"  # pods.data task to learn (its train split); also the verifier's name
-    options: dict = field(default_factory=dict)  # keyword arguments for pods.data.load_dataset
-    prompt_style: str = "plain"  # how prompts are rendered (pods.data.render_prompts style)
-    arch: str = "qwen2"  # tiny architecture (pods.backends.tiny.ARCHITECTURES)
-    hidden: int = 64  # hidden size of the tiny model
-    layers: int = 2  # transformer layers
-    heads: int = 4  # attention heads
-    kv_heads: int = 2  # key/value heads
-    model_seed: int = 0  # seed of the random initialisation
-    seed: int = 0  # seed of the batch order
-    batch_size: int = 64  # problems per supervised step
-    lr: float = 1e-3  # AdamW learning rate (constant)
-    max_steps: int = 3000  # give up (error) if the target is not reached by then
-    eval_every: int = 10  # steps between held-out evaluations (accuracy rises steeply: check often)
-    eval_size: int = 256  # held-out problems per evaluation (the first of the test split)
-    target_greedy: float = 0.1  # stop at the first evaluation with greedy accuracy >= this
-    max_new_tokens: int = 8  # tokens generated when evaluating
+    dataset: str = setting("arithmetic", "pods.data task to learn (its train split); also the verifier's name")
+    options: dict = setting(help="keyword arguments for pods.data.load_dataset", factory=dict)
+    prompt_style: str = setting("plain", "how prompts are rendered", choices="pods.data:STYLES")
+    arch: str = setting("qwen2", "tiny architecture", choices="pods.backends.tiny:ARCHITECTURES")
+    hidden: int = setting(64, "hidden size of the tiny model", low=1)
+    layers: int = setting(2, "transformer layers", low=1)
+    heads: int = setting(4, "attention heads", low=1)
+    kv_heads: int = setting(2, "key/value heads", low=1)
+    model_seed: int = setting(0, "seed of the random initialisation", low=0, high=SEED_MAX)
+    seed: int = setting(0, "seed of the batch order", low=0, high=SEED_MAX)
+    batch_size: int = setting(64, "problems per supervised step", low=1)
+    lr: float = setting(1e-3, "AdamW learning rate (constant)", low=0, low_open=True)
+    max_steps: int = setting(3000, "give up (error) if the target is not reached by then", low=1)
+    eval_every: int = setting(10, "steps between held-out evaluations (accuracy rises steeply: check often)", low=1)
+    eval_size: int = setting(256, "held-out problems per evaluation (the first of the test split)", low=1)
+    target_greedy: float = setting(0.1, "stop at the first evaluation with greedy accuracy >= this", low=0,
+                                   low_open=True, high=1)
+    max_new_tokens: int = setting(8, "tokens generated when evaluating", low=1)
 
     def key(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -189,10 +235,9 @@ def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
     raw = dict(cfg) if cfg is not None else {}
     cache_dir = Path(raw.pop("cache_dir", "checkpoints/.warmstart"))
     raw.pop("enabled", None)
-    valid = {f.name for f in dataclasses.fields(WarmStartSettings)}
-    unknown = sorted(set(raw) - valid)
-    if unknown:
-        raise ValueError(f"warmstart: unknown key(s) {unknown}; valid keys: {', '.join(sorted(valid))}, cache_dir")
+    problems = walk(raw, WarmStartSettings, "warmstart.", partial=True)
+    if problems:
+        raise ValueError("; ".join(problems))
     raw["options"] = dict(raw.get("options") or {})
     return WarmStartSettings(**raw), cache_dir
 
@@ -201,13 +246,14 @@ def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
 class HeldoutConfig:
     """The `evaluation` section: held-out accuracy of the final checkpoint (pods.evaluation.heldout)."""
 
-    size: int = 2000  # held-out problems: the first `size` of the run's test split
-    draws: int = 4  # sampled pass@1 = mean accuracy over this many samples per problem
-    temperature: float = 1.0  # sampling temperature of the draws
-    greedy: bool = True  # also report greedy accuracy
-    max_tokens: Any = None  # tokens per answer (null: rl.max_completion_tokens)
-    seed: int = 1234  # draw r samples with seed + 1000 r, the same for every run
-    batch_size: int = 1024  # prompts per generate call
+    size: int = setting(2000, "held-out problems: the first `size` of the run's test split", low=1)
+    draws: int = setting(4, "sampled pass@1 = mean accuracy over this many samples per problem", low=1)
+    temperature: float = setting(1.0, "sampling temperature of the draws", low=0)
+    greedy: bool = setting(True, "also report greedy accuracy")
+    max_tokens: int | None = setting(None, "tokens per answer (null: rl.max_completion_tokens)", low=1,
+                                     why="null: rl.max_completion_tokens")
+    seed: int = setting(1234, "draw r samples with seed + 1000 r, the same for every run", low=0, high=SEED_MAX)
+    batch_size: int = setting(1024, "prompts per generate call", low=1)
 
 
 # ----------------------------------------------------------------------------- evaluate-run.py
@@ -217,18 +263,26 @@ class HeldoutConfig:
 class EvalConfig:
     """config/evaluate.yaml: evaluate every checkpoint of a run (pods.evaluation.evaluate_run)."""
 
-    run_dir: Any = None  # the run directory written by train.py (required)
-    repeats: int = 1  # samples per problem and checkpoint (repeat r uses seed + 1000 r)
-    temperature: Any = None  # sampling temperature (0: greedy; null: the run's rl.temperature)
-    top_p: Any = None  # nucleus mass (null: the run's rl.top_p)
-    max_tokens: Any = None  # tokens per answer (null: the run's rl.max_completion_tokens)
-    seed: int = 1234  # sampling seed of repeat 0
-    batch_size: int = 256  # prompts per generate call
-    base: bool = True  # also evaluate the base model (key `base`)
-    examples: int = 3  # completions kept per checkpoint and dataset under `examples`
-    paper_grader: Any = "paper_answer"  # the authors' grader for paper_* metrics (pods.rewards.paper; null: none)
-    weights: str = "adapter"  # adapter (the trained policy exactly) | merged_4bit (the authors': LoRA merged, then NF4)
-    max_prompt_tokens: Any = None  # longer prompts are left out (null: the run's rl.max_prompt_tokens)
-    output: Any = None  # results file (null: <run_dir>/eval_results.json)
-    backend: Any = None  # backend keys merged over the run's (e.g. {name: vllm}); null: the run's
-    datasets: Any = None  # [{name, split, limit, ...}] (pods.evaluation.eval_datasets); null: the run's test split
+    run_dir: str | None = setting(None, "the run directory written by train.py (required)")
+    repeats: int = setting(1, "samples per problem and checkpoint (repeat r uses seed + 1000 r)", low=1)
+    temperature: float | None = setting(None, "sampling temperature (0: greedy; null: the run's rl.temperature)",
+                                        low=0, why="0 is greedy decoding, null the run's own")
+    top_p: float | None = setting(None, "nucleus mass (null: the run's rl.top_p)", low=0, low_open=True, high=1)
+    max_tokens: int | None = setting(None, "tokens per answer (null: the run's rl.max_completion_tokens)", low=1)
+    seed: int = setting(1234, "sampling seed of repeat 0", low=0, high=SEED_MAX)
+    batch_size: int = setting(256, "prompts per generate call", low=1)
+    base: bool = setting(True, "also evaluate the base model (key `base`)")
+    examples: int = setting(3, "completions kept per checkpoint and dataset under `examples`", low=0)
+    paper_grader: str | None = setting("paper_answer", "the authors' grader for paper_* metrics (null: none)",
+                                       choices="pods.rewards.paper:NUMBER_PATTERNS")
+    weights: str = setting("adapter", "adapter (the trained policy exactly) | merged_4bit (the authors': LoRA merged, "
+                                      "then NF4)", choices="pods.backends.merged:WEIGHTS",
+                           why="adapter: the trained policy exactly; merged_4bit: the authors' protocol, the LoRA "
+                               "merged into the 16-bit base and reloaded in 4-bit")
+    max_prompt_tokens: int | None = setting(None, "longer prompts are left out (null: the run's rl.max_prompt_tokens)",
+                                            low=1, why="null: the run's own")
+    output: str | None = setting(None, "results file (null: <run_dir>/eval_results.json)", what="a file path")
+    backend: dict | None = setting(None, "backend keys merged over the run's (e.g. {name: vllm}); null: the run's",
+                                   what="a mapping such as {name: vllm}")
+    datasets: list | None = setting(None, "[{name, split, limit, ...}] (pods.evaluation.eval_datasets); null: the "
+                                          "run's test split", what="a list of {name: ...} entries")

@@ -4,9 +4,9 @@
     check_run_dir(cfg, Path("checkpoints/my-run"))   # ConfigError when it holds a different run
     with lock_run_dir(Path("checkpoints/my-run")): ...  # pods.io.LockedError while another process has it
 
-Refused, with the changed keys and nothing touched: settings other than the run's (RUN_NAME_IRRELEVANT, such
-as the length, logging and saving, may change), continuing a run that saved nothing, a new length for a schedule
-sized by it. One process at a time holds `<run_dir>/.lock` (pods.io.exclusive_lock); docs/long-runs.md.
+Refused, with the changed keys and nothing touched: settings other than the run's (the schema's resume_safe
+keys, such as the length, logging and saving, may change), continuing a run that saved nothing, a new length for
+a schedule sized by it. One process at a time holds `<run_dir>/.lock` (pods.io.exclusive_lock); docs/long-runs.md.
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 from pods.config import read_run_config, to_container
+from pods.config.fields import declared
+from pods.config.schema import TrainConfig
 from pods.errors import ConfigError
 from pods.io import exclusive_lock
 from pods.run.checkpoint import latest
 from pods.run.metrics import read_metrics
 
-RUN_NAME_IRRELEVANT = ("run_name", "output_root", "resume", "logging", "evaluation", "check_memory",
-                       "model.architecture", "rl.max_steps", "rl.max_time", "rl.save_strategy", "rl.save_interval",
-                       "rl.save_steps", "rl.save_final", "rl.max_nonfinite_steps")  # may change between resumes
+RUN_NAME_IRRELEVANT = tuple(key for key, f, _ in declared(TrainConfig)  # may change between resumes
+                            if f.metadata.get("resume_safe"))
 
 
 ASKED = "asked"  # config.yaml: the settings you gave that the start-up step resolved (pods.run.prepare.record)

@@ -349,10 +349,11 @@ def test_every_int_field_of_the_schema_refuses_a_fraction():
 @pytest.mark.parametrize("overrides, message", [
     (["evaluation.size=-1"], "evaluation.size must be an integer >= 1, got -1"),  # used to evaluate 1999 problems
     (["evaluation.greedy=maybe"], "evaluation.greedy must be true or false, got 'maybe'"),
-    (["+evaluation.sizes=3"], "unknown key(s) evaluation.sizes; valid: size, draws"),
+    (["+evaluation.sizes=3"], "unknown key evaluation.sizes; did you mean evaluation.size?; valid keys: size, draws"),
     (["warmstart.layers=1.5"], "warmstart.layers must be an integer, got 1.5"),
-    (["warmstart.lr=-1"], "warmstart: batch_size, max_steps, eval_every, eval_size, max_new_tokens and lr must be"),
-    (["warmstart.target_greedy=2"], "warmstart.target_greedy must lie in (0, 1], got 2"),
+    (["warmstart.lr=-1"], "warmstart.lr must be a number > 0, got -1"),
+    (["warmstart.eval_size=0"], "warmstart.eval_size must be an integer >= 1, got 0"),
+    (["warmstart.target_greedy=2"], "warmstart.target_greedy must be a number in (0, 1], got 2"),
 ])
 def test_the_demos_open_sections_are_checked_too(overrides, message):
     assert message in errors(compose_cfg(["experiment=demo", *overrides]), cuda=False)

@@ -29,7 +29,7 @@ def test_settings_validation():
     assert s.lr == 1e-3 and str(cache) == "/tmp/x"
     with pytest.raises(ValueError, match="unknown key.*lrr"):
         ws.settings_from({"lrr": 1})
-    assert warmstart_problems({"target_greedy": 0}) == ["warmstart.target_greedy must lie in (0, 1], got 0"]
+    assert warmstart_problems({"target_greedy": 0}) == ["warmstart.target_greedy must be a number in (0, 1], got 0"]
     with pytest.raises(ConfigError, match="target_greedy"):
         ws.ensure_warmstart({"target_greedy": 0})
     assert ws.WarmStartSettings().key() != ws.WarmStartSettings(lr=2e-3).key()

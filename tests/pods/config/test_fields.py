@@ -1,0 +1,85 @@
+"""pods.config.fields: a key declared once (its schema field and metadata) is checked by the one walker."""
+
+import dataclasses
+from dataclasses import dataclass
+
+import pytest
+from omegaconf import OmegaConf
+
+from pods.config.fields import by_key, choices_of, declared, kind_of, resolved, setting, walk
+from pods.config.schema import EvalConfig, HeldoutConfig, TrainConfig, WarmStartSettings
+from helpers import CONFIG_DIR, compose_cfg
+
+SCHEMAS = (TrainConfig, WarmStartSettings, HeldoutConfig, EvalConfig)
+LEAVES = [(key, f, kind) for key, f, kind in declared(TrainConfig) if not dataclasses.is_dataclass(kind)]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=lambda s: s.__name__)
+def test_every_field_is_typed_with_help_and_known_choices(schema):
+    for key, f, annotation in declared(schema):
+        kind, _ = kind_of(annotation)
+        assert kind in (int, float, bool, str, list, dict) or dataclasses.is_dataclass(kind), (key, annotation)
+        assert f.metadata.get("help"), f"{key}: no help"
+        names = choices_of(f)  # "module:NAME" read from where the choice is implemented
+        assert names is None or (names and all(isinstance(n, str) for n in names)), key
+        if names is not None and f.default is not None:
+            assert f.default in names, key
+
+
+def test_train_yaml_and_the_schema_agree():
+    """config/train.yaml sets the schema's defaults; composed, it has exactly the schema's keys."""
+    raw = OmegaConf.load(f"{CONFIG_DIR}/train.yaml")
+    for key, f, _ in LEAVES:
+        value = OmegaConf.select(raw, key, default="<not in train.yaml>")  # model/dataset/backend: config groups
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        assert value in ("<not in train.yaml>", default), f"{key}: train.yaml {value!r}, schema {default!r}"
+    assert by_key(compose_cfg([]), TrainConfig) == {}
+
+
+def test_every_bound_is_enforced_from_the_metadata_alone():
+    """A key with a range needs nothing but its field: a value past each end is refused, naming the key."""
+    cfg = compose_cfg([])
+    bounded = [(key, f) for key, f, _ in LEAVES if "low" in f.metadata or "high" in f.metadata]
+    assert {"rl.n", "rl.top_p", "seed", "rl.max_generation_rounds", "optim.lr"} <= {k for k, _ in bounded}
+    for key, f in bounded:
+        for end, step in (("low", -1), ("high", 1)):
+            if end in f.metadata:
+                edge = resolved(f.metadata[end])
+                value = edge if f.metadata.get(f"{end}_open") else edge + step
+                found = by_key(OmegaConf.merge(cfg, OmegaConf.from_dotlist([f"{key}={value}"])), TrainConfig)
+                assert list(found) == [key] and found[key][0].startswith(f"{key} must be"), (key, value, found)
+
+
+@dataclass
+class _Section:
+    count: int = setting(3, "how many", low=1, high=9, why="a small count")
+    mode: str = setting("a", "which mode", choices=("a", "b"))
+    label: str | None = setting(None, "a name or null")
+
+
+@dataclass
+class _Schema:
+    seed: int = setting(0, "a seed", low=0)
+    section: _Section = setting(help="a section", factory=_Section)
+
+
+def test_one_walk_reports_every_problem_at_once():
+    cfg = {"seed": -1, "section": {"count": 2.5, "mode": "c", "label": "", "extra": 1}, "typo": 0}
+    assert walk(cfg, _Schema) == [
+        "unknown key typo; valid keys: seed, section",
+        "seed must be an integer >= 0, got -1",
+        "unknown key section.extra; valid keys: count, mode, label",
+        "section.count must be an integer, got 2.5 (counts are whole numbers)",
+        "unknown section.mode 'c'; valid: a, b",
+        "section.label must be a non-empty string or null, got ''",
+    ]
+    assert walk({"seed": 0, "section": {"count": 10, "mode": "a", "label": None}}, _Schema) == \
+        ["section.count must be an integer in [1, 9], got 10; a small count"]
+    assert walk({"seed": 0}, _Schema) == ["missing key section: add it back (its default is in config/ and "
+                                          "pods/config/schema.py)"]
+    assert walk({"section": {"mode": "b"}}, _Schema, partial=True) == []
+
+
+def test_a_misspelt_metadata_name_is_refused_where_it_is_declared():
+    with pytest.raises(TypeError, match="unknown metadata \\['hgih'\\]"):
+        setting(1, "a count", hgih=3)
