@@ -274,7 +274,7 @@ class EvalConfig:
     base: bool = setting(True, "also evaluate the base model (key `base`)")
     examples: int = setting(3, "completions kept per checkpoint and dataset under `examples`", low=0)
     paper_grader: str | None = setting("paper_answer", "the authors' grader for paper_* metrics (null: none)",
-                                       choices="pods.rewards.paper:NUMBER_PATTERNS")
+                                       choices="pods.rewards.authors.paper:NUMBER_PATTERNS")
     weights: str = setting("adapter", "adapter (the trained policy exactly) | merged_4bit (the authors': LoRA merged, "
                                       "then NF4)", choices="pods.backends.merged:WEIGHTS",
                            why="adapter: the trained policy exactly; merged_4bit: the authors' protocol, the LoRA "

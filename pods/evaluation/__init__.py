@@ -30,7 +30,7 @@ from pods.config import read_run_config, to_container
 from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
 from pods.evaluation.results import METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile, checkpoint_step
-from pods.rewards.paper import NUMBER_PATTERNS
+from pods.rewards.authors.paper import NUMBER_PATTERNS
 from pods.io import exclusive_lock
 from pods.run.checkpoint import intact
 

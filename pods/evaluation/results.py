@@ -23,7 +23,7 @@ from pods.io import atomic_write_json
 RESULTS_FILE = "eval_results.json"
 FORMAT = "pods-eval-results/1"
 METRICS = ("ans_acc", "for_acc", "both_acc", "lengths")
-# the same accuracies by the paper-compatible graders (rewards.paper), stored when evaluation.paper_grader is set
+# the same accuracies by the paper-compatible graders (rewards.authors.paper), stored when evaluation.paper_grader is set
 PAPER_METRICS = ("paper_ans_acc", "paper_for_acc", "paper_both_acc")
 _CKPT = re.compile(r"^checkpoint-(\d+)$")
 _RESERVED = ("format", "settings", "examples")

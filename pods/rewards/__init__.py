@@ -25,9 +25,9 @@ from pods.rewards.chemistry import chemistry_reward
 from pods.rewards.format import format_reward, strict_format, tags_reward  # strict_format(text) -> bool: for_acc
 from pods.rewards.gsm8k import gsm8k_reward
 from pods.rewards.math_answer import math_reward
-from pods.rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
-from pods.rewards.paper import (paper_answer_decimal_reward, paper_answer_reward, paper_format_reward,
-                                paper_format_score_reward)
+from pods.rewards.authors.openr1 import openr1_accuracy, openr1_format, openr1_tags
+from pods.rewards.authors.paper import (paper_answer_decimal_reward, paper_answer_reward, paper_format_reward,
+                                        paper_format_score_reward)
 
 RewardFn = Callable[..., list[float]]
 

@@ -7,14 +7,15 @@ r"""The paper's answer comparison: two string normalisations, no symbolic maths.
 `same_answer(given, reference)` is the authors' `grade_answer` re-implemented: True when the `mathd` or
 the `prm` normalisations agree, or both are tuples/intervals of identical fractions `a/b`. Every quirk is
 kept on purpose: these functions decide what counts as the paper's accuracy, not what is right
-(pods/rewards/paper.py builds the rewards on them). The rules, quirks and sources: docs/evaluation.md.
+(pods/rewards/authors/paper.py builds the rewards on them). LaTeX becomes text with pylatexenc 2.10, called as
+the authors call it. The rules, quirks and sources: docs/evaluation.md.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
-
-from pods.rewards.paper_latex import LatexError, latex_to_text
 
 _TEXT_WRAPPED = re.compile(r"^\\text\{(?P<text>.+?)\}$")
 _PROPER_COMMAS = re.compile(r"(\d)(,)(\d\d\d)($|\D)")
@@ -23,6 +24,9 @@ _UNITS = ("degree", "cm", "centimeter", "meter", "mile", "second", "minute", "ho
 _UNIT_RES = [re.compile(unit + r"(es)?(s)? *(\^[0-9]+)?") for unit in _UNITS]
 _FRACTION = re.compile(r"^-?[0-9]+.?/0*[1-9][0-9]*.?$")
 _BRACKETS = "()[]"
+# longer strings skip pylatexenc and are kept as they are (as where it fails): it takes ~0.1 s per 1,000
+# characters, and the authors' published completions are at most 3,232 characters long
+MAX_LATEX_CHARS = 10_000
 
 
 # ----------------------------------------------------------------------------- Hendrycks MATH
@@ -125,11 +129,11 @@ def prm(expr: str | None) -> str | None:
     number = _float(expr)
     if number is not None and _near_int(number):
         expr = str(int(round(number)))
-    if "\\" in expr:
+    if "\\" in expr and len(expr) <= MAX_LATEX_CHARS:
         try:
             expr = _latex_text(expr)
-        except (LatexError, RecursionError):  # the authors' bare `except: pass`: keep the string
-            pass
+        except Exception:  # noqa: BLE001 - the authors' bare `except: pass` (pylatexenc raises KeyError, ValueError,
+            pass  # RecursionError, ...): keep the string
     expr = re.sub("- *", "-", expr)
     expr = re.sub("([0-9]) +([0-9])", r"\1+\2", expr)  # a mixed number "7 3/4" -> "7+3/4"
     expr = expr.replace(" ", "").replace("{", "").replace("}", "").lower()
@@ -139,11 +143,24 @@ def prm(expr: str | None) -> str | None:
 
 
 def _latex_text(expr: str) -> str:
+    """The authors' `_parse_latex` (utils/grader.py:31-46 at 3fc107e): pylatexenc's text, their replacements."""
     expr = expr.replace("\\tfrac", "\\frac").replace("\\dfrac", "\\frac").replace("\\frac", " \\frac")
-    text = latex_to_text(expr)
+    text = _latex_converter().latex_to_text(expr)
     for old, new in (("√", "sqrt"), ("π", "pi"), ("∞", "inf"), ("∪", "U"), ("·", "*"), ("×", "*")):
         text = text.replace(old, new)
     return text.strip()
+
+
+@functools.cache
+def _latex_converter():
+    """pylatexenc's LatexNodes2Text with its defaults, as the authors build it (one per call there; it keeps no
+    state between calls). Imported on first use: 0.3 s that every `import pods.rewards` would otherwise pay.
+    Its warnings are silenced: one per `\\frac` short of an argument (2 % of the paper's completions) would
+    flood an evaluation's output, and the text (so the verdict) is the same either way."""
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    logging.getLogger("pylatexenc.latex2text").setLevel(logging.ERROR)
+    return LatexNodes2Text()
 
 
 def _float(s: str) -> float | None:

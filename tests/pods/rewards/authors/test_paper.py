@@ -1,9 +1,9 @@
-r"""rewards.paper: the authors' grader, verdict for verdict.
+r"""rewards.authors.paper: the authors' grader, verdict for verdict.
 
 The main test replays the authors' real completions with their stored verdicts (paper-data/examples.jsonl.gz
 from scripts/paper_data.py: 22,885 rows; or a 1,653-row sample) and requires 100 % agreement; the tables pin the protocol's known
 quirks (each verdict below is also what the authors' utils/grader.py returns).
-Run: uv run pytest tests/pods/rewards/test_paper.py
+Run: uv run pytest tests/pods/rewards/authors/test_paper.py
 """
 
 import gzip
@@ -18,8 +18,8 @@ import pytest
 
 from pods import rewards
 from pods.analysis.paper_data import GET_IT, locate_examples
-from pods.rewards.paper import answer_block, last_number, paper_correct, paper_format_ok
-from pods.rewards.paper_normalize import mathd, prm, same_answer
+from pods.rewards.authors.paper import NUMBER_PATTERNS, answer_block, last_number, paper_correct, paper_format_ok
+from pods.rewards.authors.normalize import mathd, prm, same_answer
 
 # the authors' real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py, all 22,885), or the
 # 1,653-row sample in a shared/paper-examples folder beside the checkout (pods.analysis.paper_data.locate_examples)
@@ -105,7 +105,7 @@ def test_the_three_candidate_strings():
     assert answer_block(text) == "9"  # after the LAST <answer>, up to the next </answer>, stripped
     assert answer_block("no tags 5") == "no tags 5"  # no tag: the whole text
     assert last_number(text) == "10" and last_number("none") == "-1"
-    assert last_number("$70,000", rewards.paper.NUMBER_PATTERNS["paper_answer_decimal"]) == "70,000"
+    assert last_number("$70,000", NUMBER_PATTERNS["paper_answer_decimal"]) == "70,000"
     # any of them may match: the block (9), the last number (10) or the whole text
     assert [paper_correct(text, ref) for ref in ("9", "10", "8", "7")] == [True, True, False, False]
 
@@ -174,6 +174,13 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.parametrize("name", ["paper_answer", "paper_answer_decimal", "paper_format"])
+@pytest.mark.parametrize("completion", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_completions_score(name, completion):
+    assert rewards.get(name)([completion], ["2"]) in ([0.0], [1.0])
+
+
+@pytest.mark.bench
 @pytest.mark.parametrize("name", ["paper_answer", "paper_answer_decimal", "paper_format"])
 @pytest.mark.parametrize("completion", HOSTILE, ids=range(len(HOSTILE)))
 def test_hostile_completions_score_quickly(name, completion):

@@ -4,17 +4,17 @@ r"""Paper-compatible graders: the authors' rewards and verdicts, for runs and nu
 
 Registered (each `(completions, answers, **columns) -> list[float]`): `paper_answer` / `paper_answer_decimal`, 1.0
 when ANY of the whole text, the last `<answer>` block or the last number (`\d+`: the Qwen runs and main figures;
-`[\d.,]+`: the Llama runs) equals the reference after pods/rewards/paper_normalize.py's normalisations;
+`[\d.,]+`: the Llama runs) equals the reference after pods/rewards/authors/normalize.py's normalisations;
 `paper_format`, the authors' strict format flag (1.0 / 0.0); `paper_format_score`, their training format term in
 [0, 1]. Not correct verifiers (no symbolic equivalence): they reproduce the authors' verdicts, checked on their
-published completions by tests/pods/rewards/test_paper.py. docs/evaluation.md, docs/algorithms.md.
+published completions by tests/pods/rewards/authors/test_paper.py. docs/evaluation.md, docs/algorithms.md.
 """
 
 from __future__ import annotations
 
 import re
 
-from pods.rewards.paper_normalize import same_answer
+from pods.rewards.authors.normalize import same_answer
 
 # `extract_last_integer`: utils/data.py:45-50 of YixuanEvenXu/pods at 3fc107e (Qwen), :58-63 at 0c453d2 (Llama)
 NUMBER_PATTERNS = {"paper_answer": re.compile(r"\d+"), "paper_answer_decimal": re.compile(r"[\d.,]+")}

@@ -1,6 +1,6 @@
-"""The open-r1 rewards of the authors' 8-GPU runs. Run: uv run pytest tests/pods/rewards/test_openr1.py
+"""The open-r1 rewards of the authors' 8-GPU runs. Run: uv run pytest tests/pods/rewards/authors/test_openr1.py
 
-Accuracy cases follow math-verify's anchored-LaTeX extraction (see pods/rewards/openr1.py); the format
+Accuracy cases follow math-verify's anchored-LaTeX extraction (see pods/rewards/authors/openr1.py); the format
 check is also compared, on random strings built from its pieces, with the authors' own pattern
 (open-r1/src/open_r1/rewards.py:143), used here only as the reference.
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from pods import rewards
-from pods.rewards.openr1 import openr1_accuracy, openr1_format, openr1_tags
+from pods.rewards.authors.openr1 import openr1_accuracy, openr1_format, openr1_tags
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
 GOOD = "<think>\nadd them\n</think>\n<answer>\n$72$\n</answer>"
 
 
@@ -43,7 +43,7 @@ def test_accuracy_gold_unparseable_is_nan():
 
 def test_gold_after_hashes_parses_like_the_full_solution():
     # the authors passed GSM8K's whole solution as gold; pods.data passes the number after ####
-    from pods.rewards.openr1 import _gold
+    from pods.rewards.authors.openr1 import _gold
 
     rows = [json.loads(x) for x in (FIXTURES / "gsm8k" / "train.jsonl").read_text().splitlines()]
     for row in rows:

@@ -6,7 +6,7 @@ Correctness is the authors' own verdict stored with each completion (`correct`),
 their formula around it. Always run on tests/fixtures/paper_rewards/examples.jsonl (56 real rows: right and
 wrong x formatted, unformatted, partial tags, extra characters; Apache-2.0, from the authors' results files);
 also on all 1,653 rows of ../shared/paper-examples/ when that file is there (skipped otherwise).
-Run: uv run pytest tests/pods/rewards/test_paper_training_reward.py
+Run: uv run pytest tests/pods/rewards/authors/test_paper_training_reward.py
 """
 
 import gzip
@@ -19,7 +19,7 @@ from hydra import compose, initialize_config_dir
 
 from pods import rewards
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 FIXTURE = REPO / "tests" / "fixtures" / "paper_rewards" / "examples.jsonl"
 EXAMPLES = "shared/paper-examples/examples.jsonl.gz"  # next to the checkout or one of its parents
 SHARED = next((p / EXAMPLES for p in REPO.parents if (p / EXAMPLES).is_file()), None)
