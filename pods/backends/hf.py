@@ -23,7 +23,7 @@ import torch
 from pods.backends.base import Facts, Sampling
 from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
-from pods.core.losses import token_entropy, token_logprobs
+from pods.core.losses import runs_reference, token_entropy, token_logprobs
 from pods.core.rollouts import Rollouts
 
 # samples with model.generate between updates (the memory estimate counts the larger of the two); CPU or GPU
@@ -89,7 +89,7 @@ class HFPolicy:
                  precision: Precision = FP32):
         self.model, self.tokenizer, self.device = model, tokenizer, device
         self.lora = lora
-        self.reference = reference  # frozen copy for full-parameter runs with beta > 0
+        self.reference = reference  # frozen copy for full-parameter runs with a reference pass
         self.precision = precision  # storage and compute dtypes (pods.backends.precision)
 
     def autocast(self):
@@ -184,7 +184,8 @@ def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | Non
                 precision: Precision | None = None) -> HFPolicy:
     """Base model + LoRA adapter (or full weights) per `cfg.model`; `weights`: a `policy/` dir to load.
 
-    reference: keep a frozen reference copy for full-parameter runs (default: when cfg.rl.beta > 0).
+    reference: keep a frozen reference copy for full-parameter runs (default: when a step computes reference
+    log-probs, pods.core.losses.runs_reference).
     precision: storage / compute dtypes (default: `pods.backends.precision.resolve` for the device).
     """
     device = run_device(cfg)
@@ -205,7 +206,9 @@ def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | Non
             r=lora_cfg.rank, lora_alpha=lora_cfg.alpha, lora_dropout=lora_cfg.dropout,
             target_modules=list(lora_cfg.target_modules), task_type="CAUSAL_LM"))
     else:
-        wants_ref = (cfg.get("rl") is not None and cfg.rl.beta > 0) if reference is None else reference
+        rl = cfg.get("rl")
+        wants_ref = (rl is not None and runs_reference(rl.beta, rl.get("reference_pass", "auto"))
+                     ) if reference is None else reference
         if wants_ref:
             ref = copy.deepcopy(model).to(precision.frozen).eval().requires_grad_(False)
     if cfg.model.gradient_checkpointing and device.type == "cuda":

@@ -104,6 +104,9 @@ class RLConfig:
     micro_batch_size: int = setting(4, "completions per forward/backward pass (gradient accumulation)", low=1)
     beta: float = setting(0.0, "KL coefficient; > 0 computes reference log-probs (adapter disabled)", low=0,
                           trl="beta")
+    reference_pass: str = setting("auto", "the reference forward pass: auto (only when beta > 0) | always (at beta = 0 "
+                                          "too, as the authors' trainer: same loss, their seconds per step)",
+                                  choices="pods.core.losses:REFERENCE_PASSES")
     aggregation: str = setting("sequence", "loss aggregation", choices="pods.core.losses:AGGREGATIONS",
                                trl="loss_type", trl_values={"grpo": "sequence", "dapo": "token"},
                                trl_refused="train.py aggregates the loss per sequence or per token (grpo -> sequence "

@@ -15,6 +15,15 @@ from __future__ import annotations
 import torch
 
 AGGREGATIONS = ("sequence", "token")
+REFERENCE_PASSES = ("auto", "always")  # rl.reference_pass
+
+
+def runs_reference(beta: float, reference_pass: str = "auto") -> bool:
+    """Whether a step computes reference log-probs: beta > 0 needs them; `always` runs the pass at beta = 0 too
+    (the authors' trainer did, every step: a cost in time, not in the loss)."""
+    if reference_pass not in REFERENCE_PASSES:
+        raise ValueError(f"unknown reference pass {reference_pass!r}; valid: {', '.join(REFERENCE_PASSES)}")
+    return beta > 0 or reference_pass == "always"
 
 
 def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
@@ -58,7 +67,7 @@ def policy_loss(
     """GRPO loss for B completions sampled by the current policy (ratio 1).
 
     logp [B, T] current log-probs (with grad); advantages [B]; mask [B, T] 1 on completion tokens;
-    ref_logp [B, T] reference log-probs, required when beta > 0.
+    ref_logp [B, T] reference log-probs, required when beta > 0 (given at beta = 0: the KL is measured, not added).
     denominator: number of sequences ("sequence") or tokens ("token") of the full batch; default
     is this batch's own count. keep [B, T] bool (a token mask): only these tokens carry the policy term,
     the KL term and every count stay on `mask` (TRL's top_entropy_quantile).
@@ -74,10 +83,11 @@ def policy_loss(
     if keep is not None:  # TRL multiplies the policy term by its entropy mask before adding the KL term
         per_token = per_token * keep.to(logp.dtype)
     kl = None
-    if beta > 0:
+    if ref_logp is not None:
         delta = (ref_logp.detach() - logp) * mask  # k3 estimator: exp(d) - d - 1 >= 0
         kl = torch.exp(delta) - delta - 1
-        per_token = per_token + beta * kl
+        if beta > 0:  # at beta = 0 the loss does not see it (the authors added 0 x kl)
+            per_token = per_token + beta * kl
 
     tokens = mask.sum(1).clamp(min=1)  # [B]
     if aggregation == "sequence":

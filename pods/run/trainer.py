@@ -24,7 +24,7 @@ from pods.backends.base import Sampling, sampling_seed
 from pods.cli import note
 from pods.core.algorithms import keep, plan_update
 from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect
-from pods.core.losses import policy_loss
+from pods.core.losses import policy_loss, runs_reference
 from pods.errors import RewardError
 from pods.run import checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
@@ -96,13 +96,14 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
     """
     rl, mb = cfg.rl, cfg.rl.micro_batch_size
     temp = rl.temperature if rl.logprob_temperature else 1.0  # current and reference log-probs alike
+    reference = runs_reference(rl.beta, rl.reference_pass)  # also at beta = 0 when `always`: the authors' time
     prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
     denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
     sums = {"loss": 0.0, "kl": 0.0, "tokens": 0.0}
     for s in range(0, len(comps), mb):
         p, c = prompts[s:s + mb], comps[s:s + mb]
         ref = None
-        if rl.beta > 0:
+        if reference:
             with timers("reference") if timers else contextlib.nullcontext():
                 ref = policy.token_logprobs(p, c, reference=True, temperature=temp)[0]
         logp, mask = policy.token_logprobs(p, c, temperature=temp)
@@ -114,7 +115,7 @@ def update(policy, kept, adv, cfg, timers=None) -> dict:
         sums["kl"] += m.get("kl", 0.0) * m["completion_tokens"]
     t = max(sums.pop("tokens"), 1.0)
     out = {"loss": sums["loss"]}
-    if rl.beta > 0:
+    if reference:
         out["kl"] = sums["kl"] / t
     return out
 

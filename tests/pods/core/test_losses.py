@@ -47,9 +47,10 @@ def test_kl_term_k3_and_beta_zero_equals_no_kl():
     adv = torch.tensor([0.5])
     base, _ = policy_loss(logp, adv, mask)
     zero, m0 = policy_loss(logp, adv, mask, ref_logp=ref, beta=0.0)
-    assert zero.item() == base.item() and "kl" not in m0
     with_kl, m = policy_loss(logp, adv, mask, ref_logp=ref, beta=0.1)
     kl_tokens = [0.0, math.exp(-1) + 1 - 1]  # exp(d) - d - 1 with d = ref - logp
+    # at beta = 0 the reference log-probs are measured (the KL is logged, rl.reference_pass) but not in the loss
+    assert zero.item() == base.item() and m0["kl"] == pytest.approx(sum(kl_tokens) / 2)
     assert m["kl"] == pytest.approx(sum(kl_tokens) / 2)
     assert with_kl.item() == pytest.approx(base.item() + 0.1 * sum(kl_tokens) / 2)
     with pytest.raises(ValueError, match="ref_logp"):
