@@ -103,7 +103,9 @@ def run_config_child(args) -> int:
         return 0
     print(f"memory estimate on {row['device']} ({row['total_gib']:.2f} GiB):\n{row['table']}\n"
           f"  generation: {row['generation']}")
-    reserved = f", {row['reserved_gib']:.2f} GiB reserved" if row["reserved_gib"] is not None else ""
+    reserved = (f"; like with like at this step: allocated {row['measured_gib']:.2f} vs {row['estimate_allocated_gib']:.2f} "
+                f"GiB estimated, reserved {row['reserved_gib']:.2f} vs {row['estimate_reserved_gib']:.2f} GiB"
+                if row["reserved_gib"] is not None else "")
     print(f"estimated {row['estimate_gib']:.2f} GiB at the limits, {row['estimate_at_step_gib']:.2f} GiB at this "
           f"step's longest completion ({row['longest_completion']} tokens); measured peak "
           f"{row['measured_gib']:.2f} GiB ({row['measured_kind']}{reserved})")

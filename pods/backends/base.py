@@ -111,6 +111,11 @@ class Facts:
     tiny_ok: bool = True  # its first contact can use the tiny model
     tiny_overrides: tuple[str, ...] = ()  # the settings its first contact with the tiny model needs
     problems: Callable[..., list[str]] | None = None  # problems(cfg, cuda=...) -> [str]: its own start-up checks
+    engine_share_of_free: bool = False  # gpu_memory_utilization is a share of the memory free when the engine
+    #                                     starts (after the CUDA context), not of the card's total
+    engine_max_seqs: Callable[[float], int] | None = None  # most sequences the engine runs at once, given the GiB
+    #                                                        its KV cache gets (None: as many as fit)
+    adapter_copy_bytes: int = 0  # bytes per LoRA parameter of a second, GPU-resident copy of the adapter
 
     @property
     def always_cuda(self) -> bool:

@@ -175,7 +175,8 @@ def check_memory(cfg) -> str | None:
     free, total = (b / memory.GIB for b in torch.cuda.mem_get_info(index))
     arch, w = model_architecture(cfg.model), memory.workload(cfg)
     est = memory.estimate(arch, w, total_gib=total)  # once: the verdict and the table read it
-    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=free, est=est)
+    # mem_get_info created this process's CUDA context, which `free` already lacks and the estimate counts
+    fits, line = memory.verdict(arch, w, total_gib=total, available_gib=free + memory.CONTEXT_GIB, est=est)
     where = f"{torch.cuda.get_device_name(index)}, {free:.1f} of {total:.1f} GiB free"
     if fits:
         return f"memory estimate: {line} ({where})"

@@ -26,7 +26,7 @@ GPUS = {"L4": 22.49, "A10G": 22.49, "RTX4090": 23.99, "V100-32GB": 32.0, "A100-4
 NF4_BYTES = 0.5 + 1 / 64 + 4 / (64 * 256)  # bitsandbytes NF4, block 64, absmax 8-bit + fp32 per 256 blocks
 NF4_EXPANDED_BYTES = 0.5 + 4 / 64  # vLLM's bitsandbytes loader expands the absmax to fp32 once at load
 ADAM_BYTES = {"adamw": 8.0, "adamw_8bit": 2.0 + 8 / 2048}  # fp32 m and v; bnb: 8-bit m, v + fp32 absmax / 2048
-CONTEXT_GIB = 0.5  # CUDA context, cuBLAS workspaces and kernels (outside torch's allocator)
+CONTEXT_GIB = 1.0  # CUDA context, cuBLAS workspaces and kernels (outside torch's allocator): 0.8-1.2 GiB with CUDA 12-13
 SLACK = 0.05  # torch's caching allocator: fragmentation, as a share of the trainee's memory
 ENGINE_OVERHEAD_GIB = 1.5  # vLLM inside its share: activation profile, sampler, CUDA graphs
 LINEARS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -196,6 +196,13 @@ def weights(arch: Architecture, w: Workload) -> list[Row]:
         trainable = arch.lora_params(w.lora_rank, w.targets)
         rows.append(Row(f"LoRA rank {w.lora_rank} (fp32)", _gib(4 * trainable),
                         f"{_params(trainable)} on {len([t for t in w.targets if t in LINEARS])} modules x 4 B"))
+        copy = facts(w.backend).adapter_copy_bytes
+        if copy:
+            rows.append(Row(f"{facts(w.backend).label}'s copy of the adapter", _gib(copy * trainable),
+                            f"{_params(trainable)} x {copy} B, kept on the GPU for its engine"))
+        if w.compute_bytes < 4:  # autocast caches each fp32 leaf weight's cast for the forward and backward
+            rows.append(Row("autocast's copies of the LoRA weights", _gib(w.compute_bytes * trainable),
+                            f"{_params(trainable)} x {w.compute_bytes} B"))
     rows.append(Row("gradients (fp32)", _gib(4 * trainable), f"{_params(trainable)} x 4 B"))
     opt = ADAM_BYTES.get(w.optimizer, ADAM_BYTES["adamw"])
     rows.append(Row(f"optimizer ({w.optimizer})", _gib(opt * trainable), f"{_params(trainable)} x {opt:.3g} B"))
@@ -286,17 +293,27 @@ def generator(arch: Architecture, w: Workload, total_gib: float) -> tuple[Row, s
                   "(not during the update: the larger of the two counts)")
         waves = math.ceil(w.sequences / batch)
         return row, f"{w.sequences} sequences in {waves} model.generate call{'s' * (waves > 1)}"
-    share = (w.gpu_memory_utilization or 0.0) * total_gib
+    share = engine_share_gib(w, total_gib)
     own = engine_weights_gib(arch, w) + ENGINE_OVERHEAD_GIB
     fit = int(max(share - own, 0) * GIB // per_seq)
+    cap = facts(w.backend).engine_max_seqs
+    fit = min(fit, cap(share - own)) if cap and fit else fit
+    of = f"({total_gib:.2f} - {CONTEXT_GIB:g} GiB free)" if facts(w.backend).engine_share_of_free else f"{total_gib:.2f} GiB"
     row = Row(f"{engine} (its share)", share,
-              f"gpu_memory_utilization {w.gpu_memory_utilization:g} x {total_gib:.2f} GiB: weights "
+              f"gpu_memory_utilization {w.gpu_memory_utilization:g} x {of}: weights "
               f"{engine_weights_gib(arch, w):.2f} + {ENGINE_OVERHEAD_GIB} + KV cache for {fit} sequences of {seq} "
               f"tokens ({w.sequences} per round)")
     if fit == 0:
         return row, f"vLLM cannot start: its share {share:.2f} GiB is less than its weights and overhead {own:.2f} GiB"
     waves = math.ceil(w.sequences / fit)
     return row, f"vLLM holds {min(fit, w.sequences)} of {w.sequences} sequences at once: {waves} wave" + "s" * (waves > 1)
+
+
+def engine_share_gib(w: Workload, total_gib: float) -> float:
+    """The GiB the engine takes: gpu_memory_utilization of the card, or of what is free once the CUDA context is
+    (Unsloth, which starts its vLLM before the trainee loads)."""
+    base = total_gib - CONTEXT_GIB if facts(w.backend).engine_share_of_free else total_gib
+    return (w.gpu_memory_utilization or 0.0) * base
 
 
 def estimate(arch: Architecture, w: Workload, *, total_gib: float) -> Estimate:
@@ -318,10 +335,11 @@ def estimate(arch: Architecture, w: Workload, *, total_gib: float) -> Estimate:
 def _candidates(arch: Architecture, w: Workload, total_gib: float, available_gib: float):
     """Single changes that lower the peak, most harmless first: (overrides, changed Workload)."""
     if w.gpu_memory_utilization is not None:  # the engine's share: what the trainee leaves, at least its own needs
-        rest = estimate(arch, w, total_gib=total_gib).total_gib - w.gpu_memory_utilization * total_gib
+        rest = estimate(arch, w, total_gib=total_gib).total_gib - engine_share_gib(w, total_gib)
         util = math.floor((available_gib - rest) / total_gib * 100) / 100
-        if 0 < util < w.gpu_memory_utilization and util * total_gib > engine_weights_gib(arch, w) + ENGINE_OVERHEAD_GIB:
-            changed = replace(w, gpu_memory_utilization=util)
+        changed = replace(w, gpu_memory_utilization=util)
+        if 0 < util < w.gpu_memory_utilization and engine_share_gib(changed, total_gib) > engine_weights_gib(arch, w) \
+                + ENGINE_OVERHEAD_GIB:
             waves = generator(arch, changed, total_gib)[1].split(": ")[-1]
             yield [f"backend.gpu_memory_utilization={util:g} ({waves})"], changed
     mb = w.micro_batch // 2
@@ -371,8 +389,12 @@ def smallest_gpu_gib(est: Estimate, w: Workload, total_gib: float) -> float:
     """The card this run needs (vLLM's share grows with the card: solve need = rest + share x card)."""
     if w.gpu_memory_utilization is None:
         return est.total_gib
-    rest = est.total_gib - w.gpu_memory_utilization * total_gib
-    return rest / (1 - w.gpu_memory_utilization) if w.gpu_memory_utilization < 1 else math.inf
+    rest = est.total_gib - engine_share_gib(w, total_gib)
+    if w.gpu_memory_utilization >= 1:
+        return math.inf
+    if facts(w.backend).engine_share_of_free:  # need = rest + u (card - context)
+        return (rest - w.gpu_memory_utilization * CONTEXT_GIB) / (1 - w.gpu_memory_utilization)
+    return rest / (1 - w.gpu_memory_utilization)
 
 
 def verdict(arch: Architecture, w: Workload, *, total_gib: float, available_gib: float,

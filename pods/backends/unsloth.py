@@ -28,9 +28,20 @@ from pods.backends.vllm import sampling_params, to_rollouts
 from pods.core.rollouts import Rollouts
 
 # one 4-bit model: its vLLM's share holds the base weights training uses; checkpointed activations wait on the CPU
+# unsloth-zoo's load_vllm caps vLLM's max_num_seqs by the GiB left for the KV cache: (up to GiB, sequences)
+MAX_NUM_SEQS = ((2, 8), (4, 16), (8, 32), (12, 48), (16, 64), (24, 80), (40, 96), (48, 112), (80, 128))
+
+
+def max_num_seqs(kv_gib: float) -> int:
+    """The concurrent sequences Unsloth lets its vLLM run with `kv_gib` GiB of KV cache (256 above 80 GiB)."""
+    return next((seqs for limit, seqs in MAX_NUM_SEQS if kv_gib <= limit), 256)
+
+
 FACTS = Facts(label="Unsloth", library="unsloth", needs_cuda=True, length_key="max_seq_length",
               engine="Unsloth's vLLM", engine_holds_base=True, offloads_activations=True,
-              variants=(("unsloth", True),), tiny_ok=False)
+              variants=(("unsloth", True),), tiny_ok=False,
+              engine_share_of_free=True,  # unsloth-zoo: free_memory = gpu_memory_utilization * mem_get_info()[0]
+              engine_max_seqs=max_num_seqs, adapter_copy_bytes=2)  # a bf16 copy of the adapter for its vLLM
 
 
 def require_cuda() -> None:

@@ -223,6 +223,14 @@ def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: i
             "seconds": {ph: sum(r.get(f"time/{ph}", 0.0) for r in rows) / max(len(rows), 1) for ph in PHASES}}
 
 
+def like_with_like(est: mem.Estimate) -> dict:
+    """The estimate as torch's allocator sees it: allocated = less the CUDA context and the fragmentation slack,
+    reserved = less the CUDA context (neither counts the context, which lives outside the allocator)."""
+    outside = {r.item: r.gib for r in est.rows}
+    context, slack = outside.get("CUDA context", 0.0), outside.get("allocator slack", 0.0)
+    return {"estimate_allocated_gib": est.total_gib - context - slack, "estimate_reserved_gib": est.total_gib - context}
+
+
 def run_config(overrides_: list[str], *, out_dir: Path) -> dict:
     """One training step of config/train.yaml with `overrides_`: the memory estimate and the measured peak.
 
@@ -248,4 +256,5 @@ def run_config(overrides_: list[str], *, out_dir: Path) -> dict:
             "total_gib": total, "estimate_gib": est.total_gib, "estimate_at_step_gib": at_step.total_gib,
             "longest_completion": longest, "table": est.table(), "generation": est.generation,
             "measured_gib": peak, "measured_kind": kind,
-            "reserved_gib": torch.cuda.max_memory_reserved() / mem.GIB if cuda else None}
+            "reserved_gib": torch.cuda.max_memory_reserved() / mem.GIB if cuda else None,
+            **like_with_like(at_step)}

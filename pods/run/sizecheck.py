@@ -26,7 +26,7 @@ import torch
 from pods.backends import memory as mem
 from pods.backends.checks import driver_version, model_architecture
 from pods.run import trainer
-from pods.run.gpucheck import PHASES, compose, peak_memory
+from pods.run.gpucheck import PHASES, compose, like_with_like, peak_memory
 from pods.run.metrics import read_metrics
 
 DATASET_FILE = "standin_prompts.py"
@@ -132,12 +132,11 @@ def memory_report(est: mem.Estimate, probe: StepMemory, total_gib: float) -> dic
                          "estimate_gib": term(est, "LoRA") + term(est, "fp32 master")}}
     peak, kind = peak_memory()
     if kind == "GPU":
-        outside = term(est, "CUDA context")
-        slack = term(est, "allocator slack")
+        like = like_with_like(est)
         out["after_step_allocated_gib"] = last["allocated"] / mem.GIB
-        out["peak_allocated"] = {"measured_gib": peak, "estimate_gib": est.total_gib - outside - slack}
+        out["peak_allocated"] = {"measured_gib": peak, "estimate_gib": like["estimate_allocated_gib"]}
         out["peak_reserved"] = {"measured_gib": torch.cuda.max_memory_reserved() / mem.GIB,
-                                "estimate_gib": est.total_gib - outside}
+                                "estimate_gib": like["estimate_reserved_gib"]}
     else:
         out["peak_rss_gib"] = peak
     out["estimate_total_gib"], out["card_gib"] = est.total_gib, total_gib

@@ -150,8 +150,31 @@ def test_the_papers_unsloth_run_fits_an_l40s_with_vllms_share_counted_once():
     est = memory.estimate(arch, w, total_gib=L40S)
     assert memory.verdict(arch, w, total_gib=L40S, available_gib=L40S) == (True, f"fits: {est.total_gib:.1f} GiB of "
                                                                                   "45.0 GiB")
-    assert row(est, "base weights") == 0 and row(est, "Unsloth's vLLM") == pytest.approx(0.5 * L40S * memory.GIB)
+    # Unsloth's share is of the memory free once the CUDA context is (unsloth-zoo: utilization x mem_get_info free)
+    share = 0.5 * (L40S - memory.CONTEXT_GIB)
+    assert row(est, "base weights") == 0 and row(est, "Unsloth's vLLM") == pytest.approx(share * memory.GIB)
     assert 25 < est.total_gib < 35 and est.generation == "vLLM holds 64 of 64 sequences at once: 1 wave"
+    # it keeps a bf16 copy of the rank-64 adapter for its vLLM, and autocast caches a bf16 copy while training
+    lora = arch.lora_params(64, memory.LINEARS)
+    assert row(est, "Unsloth's copy of the adapter") == row(est, "autocast's copies") == 2 * lora
+    assert 2 * lora / memory.GIB == pytest.approx(0.22, abs=0.005)
+
+
+@pytest.mark.parametrize("n, gpu, waves", [(64, "L40S", 1), (128, "L40S", 2), (256, "L40S", 4), (128, "H100", 2),
+                                           (256, "H100", 3)])
+def test_unsloth_runs_at_most_its_cap_of_sequences_at_once(n, gpu, waves):
+    # unsloth-zoo caps vLLM's max_num_seqs by its KV cache: 80 sequences on an L40S, 96 on an H100 at util 0.5
+    cfg = compose_cfg(["experiment=gsm8k_main", f"rl.n={n}"])
+    arch, w = memory.architecture(cfg.model), memory.workload(cfg)
+    est = memory.estimate(arch, w, total_gib=memory.GPUS[gpu])
+    cap = 80 if gpu == "L40S" else 96
+    assert est.generation == f"vLLM holds {min(cap, n)} of {n} sequences at once: {waves} wave" + "s" * (waves > 1)
+
+
+def test_unsloths_sequence_cap_follows_its_kv_cache_tiers():
+    from pods.backends.unsloth import max_num_seqs
+
+    assert [max_num_seqs(g) for g in (1, 3, 16, 16.5, 24, 30, 45, 79, 81)] == [8, 16, 64, 80, 80, 96, 112, 128, 256]
 
 
 def test_without_checkpointing_every_block_keeps_its_activations():
@@ -187,6 +210,19 @@ def test_check_memory_refuses_on_a_gpu_too_small_and_warns_when_told_to_start(mo
     assert checks.check_memory(compose_cfg([*FULL_VLLM, "check_memory=false"])).startswith("warning: the run does")
     assert checks.check_memory(compose_cfg(["experiment=gsm8k_main"])).startswith("memory estimate: fits: ")
     assert checks.check_memory(compose_cfg(["experiment=demo"])) is None  # the demo trains on the CPU
+
+
+def test_check_memory_counts_the_cuda_context_once(monkeypatch):
+    """mem_get_info's free memory already lacks this process's CUDA context, which the estimate counts too."""
+    from pods.backends import checks
+
+    cfg = compose_cfg(["experiment=gsm8k_main"])
+    need = memory.estimate(memory.architecture(cfg.model), memory.workload(cfg), total_gib=L40S).total_gib
+    free = need - memory.CONTEXT_GIB + 0.05  # just enough once the context is counted once
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index=None: (int(free * memory.GIB), int(L40S * memory.GIB)))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA L40S")
+    assert checks.check_memory(cfg).startswith("memory estimate: fits: ")
 
 
 def test_a_model_without_numbers_reads_its_config_json(tmp_path):

@@ -109,3 +109,12 @@ def test_every_variant_config_composes_and_validates(variant, tiny, tmp_path):
     if not lora:
         assert not cfg.model.load_in_4bit or tiny
     checks.validate(cfg, cuda=True)
+
+
+def test_the_config_check_compares_allocated_with_allocated_and_reserved_with_reserved():
+    from pods.backends import memory as mem
+    from pods.run.gpucheck import like_with_like
+
+    est = mem.Estimate([mem.Row("weights", 10.0, ""), mem.Row("CUDA context", 1.0, ""),
+                        mem.Row("allocator slack", 0.5, "")], 11.5, "")
+    assert like_with_like(est) == {"estimate_allocated_gib": 10.0, "estimate_reserved_gib": 10.5}
