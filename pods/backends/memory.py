@@ -121,6 +121,7 @@ class Workload:
     sequences: int = 64  # completions generated per round: rl.prompts_per_step * rl.n
     generation_batch: int | None = None  # hf: completions per model.generate call (null: all)
     beta: float = 0.0  # KL coefficient: > 0 keeps a reference copy of a full-parameter model
+    reference_pass: bool = False  # rl.reference_pass=always: the reference pass (and copy) at beta = 0 too
     divide_logits: bool = False  # the loss divides the logits by rl.temperature (one more fp32 copy)
     gpu_memory_utilization: float | None = None  # the vLLM engine's share of the card (vllm, unsloth)
     notes: tuple = field(default=(), compare=False)  # what the estimate had to assume
@@ -162,6 +163,7 @@ def workload(cfg) -> Workload:
         micro_batch=int(rl.micro_batch_size), prompt_tokens=int(rl.max_prompt_tokens),
         completion_tokens=int(rl.max_completion_tokens), sequences=int(rl.prompts_per_step) * int(rl.n),
         generation_batch=b.get("generation_batch_size"), beta=float(rl.beta),
+        reference_pass=str(rl.get("reference_pass", "auto")) == "always",
         divide_logits=bool(rl.logprob_temperature) and float(rl.temperature) != 1.0,
         gpu_memory_utilization=float(b.gpu_memory_utilization) if facts(name).engine else None,
         notes=notes)
@@ -206,9 +208,10 @@ def weights(arch: Architecture, w: Workload) -> list[Row]:
     rows.append(Row("gradients (fp32)", _gib(4 * trainable), f"{_params(trainable)} x 4 B"))
     opt = ADAM_BYTES.get(w.optimizer, ADAM_BYTES["adamw"])
     rows.append(Row(f"optimizer ({w.optimizer})", _gib(opt * trainable), f"{_params(trainable)} x {opt:.3g} B"))
-    if w.beta > 0:
+    if w.beta > 0 or w.reference_pass:
         copy = total * a if w.lora_rank == 0 else 0
-        rows.append(Row("reference model", _gib(copy), f"a {a}-byte copy (rl.beta > 0)" if copy else
+        why = "rl.beta > 0" if w.beta > 0 else "rl.reference_pass=always"
+        rows.append(Row("reference model", _gib(copy), f"a {a}-byte copy ({why})" if copy else
                         "the base with the adapter disabled: no copy"))
     return rows
 

@@ -250,3 +250,13 @@ def test_each_backend_declares_the_terms_it_changes():
         assert ("generation (model.generate)" in rows) == (f.engine is None), name
         assert (rows.get("base weights (NF4)") is None) == f.engine_holds_base, name
         assert ("offloaded to CPU" in rows["activations (checkpointed)"].how) == f.offloads_activations, name
+
+
+def test_the_authors_reference_pass_keeps_a_copy_of_a_full_parameter_model_at_beta_zero():
+    arch = memory.architecture(compose_cfg(["model=qwen2.5-3b-instruct"]).model)
+    full = memory.Workload(lora_rank=0, four_bit=False, beta=0.0, reference_pass=True)
+    assert row(memory.estimate(arch, full, total_gib=L40S), "reference model") == 2 * arch.params()
+    lora = memory.Workload(beta=0.0, reference_pass=True)  # the adapter disabled: no copy
+    assert row(memory.estimate(arch, lora, total_gib=L40S), "reference model") == 0
+    cfg = compose_cfg(["experiment=gsm8k_main", "rl.reference_pass=always"])
+    assert memory.workload(cfg).reference_pass and not memory.workload(compose_cfg([])).reference_pass
