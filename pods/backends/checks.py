@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from pods.backends import BACKENDS, facts, memory
+from pods.backends.gguf import gguf_file, is_packaged
 from pods.errors import ConfigError
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
@@ -100,6 +101,12 @@ def model_problems(name: str) -> list[str]:
     a hub id that does not exist online is only found when loading: `load_error`)."""
     if name == "tiny":
         return []
+    if is_packaged(name):
+        try:
+            gguf_file(name)  # installed, readers new enough (the conversion itself comes when it loads)
+        except ConfigError as err:
+            return [str(err)]
+        return []
     path = Path(name).expanduser()
     if path.exists():
         if not (path / "config.json").is_file():
@@ -116,7 +123,7 @@ def check_offline(name: str) -> None:
     """Offline (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE), a hub id must be in the local cache: ConfigError
     otherwise. Called right before a model loads (pods.config.checks.validate stays independent of the cache)."""
     offline = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-    if name == "tiny" or Path(name).expanduser().exists():
+    if name == "tiny" or is_packaged(name) or Path(name).expanduser().exists():
         return
     if any(os.environ.get(v, "").lower() in ("1", "true", "yes", "on") for v in offline):
         from huggingface_hub import try_to_load_from_cache
@@ -130,6 +137,8 @@ def load_error(name: str, err: Exception) -> ConfigError:
     """The ConfigError for a model that transformers / huggingface_hub could not load (an unknown hub id,
     no network, files missing from a local directory, a config.json transformers does not know): OSError or
     ValueError from transformers / huggingface_hub."""
+    if isinstance(err, ConfigError):  # already says what to fix (a packaged model: pods.backends.gguf)
+        return err
     first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
     return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
                        "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")

@@ -4,8 +4,8 @@
     logp, mask = policy.token_logprobs(prompts, completions)  # [B, T], with grad; reference=True: adapter disabled
     policy = load_checkpoint_policy("checkpoints/<run>/checkpoint-40")  # or load_policy(cfg, weights=<its policy/>)
 
-`cfg.model.name`: "tiny" (built in code by pods.backends.tiny, sizes from `cfg.model.tiny`), a local directory or a
-hub id. `model.lora.rank > 0`: a PEFT LoRA on a frozen base (`policy/` holds the adapter); 0: all weights train
+`cfg.model.name`: "tiny" (built in code by pods.backends.tiny, sizes from `cfg.model.tiny`), a packaged GGUF model
+(pods.backends.gguf), a local directory or a hub id. `model.lora.rank > 0`: a PEFT LoRA on a frozen base (`policy/` holds the adapter); 0: all weights train
 (`policy/` holds the model). 4-bit loading on CUDA only. vLLM / Unsloth reuse `HFPolicy`, `load_tokenizer`,
 `load_base_model`, `load_policy`; every forward pass runs in `policy.autocast()` (pods.backends.precision).
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from pods.backends.base import Facts, Sampling
+from pods.backends.gguf import local_model
 from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import runs_reference, token_entropy, token_logprobs
@@ -48,7 +49,7 @@ def load_tokenizer(model_cfg):
     else:
         from transformers import AutoTokenizer
 
-        tok = AutoTokenizer.from_pretrained(str(model_cfg.name))
+        tok = AutoTokenizer.from_pretrained(local_model(model_cfg.name))
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
@@ -73,7 +74,7 @@ def load_base_model(model_cfg, tokenizer, device: torch.device, precision: Preci
             # makes (vllm_bnb_plugin/bitsandbytes_loader.py), so backend=vllm serves these weights
             kwargs["quantization_config"] = nf4_config(precision.compute)
             kwargs["device_map"] = {"": device.index or 0}
-    model = AutoModelForCausalLM.from_pretrained(str(model_cfg.name), **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(local_model(model_cfg.name), **kwargs)
     return model if "device_map" in kwargs else model.to(device)
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
+from pods.backends.gguf import local_model
+
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -59,7 +61,7 @@ def checkpoint_dtype(model_cfg) -> torch.dtype:
         return torch.float32  # built in code in float32
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(str(model_cfg.name))
+    config = AutoConfig.from_pretrained(local_model(model_cfg.name))
     declared = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
     if isinstance(declared, str):
         declared = DTYPES.get(declared)

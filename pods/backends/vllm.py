@@ -22,6 +22,7 @@ import weakref
 from pathlib import Path
 
 from pods.backends.base import Facts, Sampling
+from pods.backends.gguf import local_model
 from pods.backends.hf import is_4bit, load_policy, load_tokenizer, run_device
 from pods.backends.precision import compute_dtype, dtype_name
 from pods.backends.tiny import save_tiny
@@ -319,7 +320,7 @@ def build(cfg):
     if rank > max_rank:
         raise ValueError(f"model.lora.rank={rank} exceeds backend.max_lora_rank={max_rank}; "
                          f"raise backend.max_lora_rank (vLLM allows 8, 16, 32, 64, 128, 256, ...)")
-    model_path = cfg.model.name
+    model_path = local_model(cfg.model.name)  # a packaged GGUF model: its converted directory
     if model_path == "tiny":
         t = cfg.model.tiny
         tiny_dir = tempfile.mkdtemp(prefix="pods-vllm-tiny-")

@@ -67,7 +67,8 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
                  subsets: list[str] | None = None, labels: str = "full", **options: Any) -> list[Example]:
     """Examples of dataset `name` (`DATASETS`, docs/datasets.md); local `path` wins over the hub.
 
-    Options by dataset: arithmetic (digits, operands, size, seed, test_size), gsm_symbolic
+    Options by dataset: arithmetic (digits, operands, size, seed, test_size), word_problems (size, seed,
+    steps, test_size), gsm_symbolic
     (size, seed), math (subsets). `labels` (pods.data.math_labels.LABELS): math's answer labels, whole
     or cut as the authors' loader did. Unknown options or labels raise ConfigError.
     """

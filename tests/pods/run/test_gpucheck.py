@@ -118,3 +118,13 @@ def test_the_config_check_compares_allocated_with_allocated_and_reserved_with_re
     est = mem.Estimate([mem.Row("weights", 10.0, ""), mem.Row("CUDA context", 1.0, ""),
                         mem.Row("allocator slack", 0.5, "")], 11.5, "")
     assert like_with_like(est) == {"estimate_allocated_gib": 10.0, "estimate_reserved_gib": 10.5}
+
+
+@pytest.mark.parametrize("variant", ["hf", "hf-full", "vllm", "vllm-full"])
+def test_real_cpu_variant_configs_compose_and_validate(variant, tmp_path):
+    cfg = gpucheck.compose(gpucheck.overrides(variant, tiny=True, model="unused", out_dir=tmp_path, steps=3,
+                                              cache_dir=tmp_path / "ws", real_cpu=True))
+    backend, lora = gpucheck.VARIANTS[variant]
+    assert (cfg.model.name, cfg.dataset.name, cfg.backend.device) == ("smollm2-135m-instruct", "word_problems", "cpu")
+    assert cfg.backend.name == backend and (cfg.model.lora.rank > 0) == lora and cfg.rl.max_steps == 3
+    checks.validate(cfg)
