@@ -204,6 +204,7 @@ def convert(name: str, source: Path, out: Path) -> None:
         if isinstance(token_id, int):
             setattr(tok, f"{role}_token", tok.convert_ids_to_tokens(token_id))
     tok.padding_side = "left"
+    tok.clean_up_tokenization_spaces = False  # the GGUF's True is ignored for BPE by transformers (with a warning)
     model.config.quantization_config = None
     model.hf_quantizer = None  # the dequantised weights are plain float32 tensors: savable
     model.save_pretrained(out)
