@@ -68,8 +68,7 @@ def load_dataset(name: str, *, split: str = "train", path: str | Path | None = N
     """Examples of dataset `name` (`DATASETS`, docs/datasets.md); local `path` wins over the hub.
 
     Options by dataset: arithmetic (digits, operands, size, seed, test_size), word_problems (size, seed,
-    steps, test_size), gsm_symbolic
-    (size, seed), math (subsets). `labels` (pods.data.math_labels.LABELS): math's answer labels, whole
+    steps, test_size), gsm_symbolic (size, seed), math (subsets). `labels` (pods.data.math_labels.LABELS): math's answer labels, whole
     or cut as the authors' loader did. Unknown options or labels raise ConfigError.
     """
     if labels_problem(name, labels):
