@@ -408,7 +408,7 @@ def test_load_examples_refuses_an_empty_set():
 def test_a_generated_task_refuses_a_file_or_hub_it_would_ignore():
     from pods.errors import ConfigError
 
-    assert set(data.GENERATED) == {"arithmetic", "gsm_symbolic"}
+    assert set(data.GENERATED) == {"arithmetic", "gsm_symbolic", "word_problems"}
     with pytest.raises(ConfigError, match="^path: arithmetic is generated in code and reads no file, so it would be "
                                           "ignored; remove it"):
         data.load_dataset("arithmetic", path="train.jsonl")
