@@ -11,9 +11,9 @@ is `rl.n=16`, `learning_rate=1e-6` is `optim.lr=1e-6`; table: docs/vocabulary.md
 key is refused with the closest one ("did you mean rl.n?"). Every setting and data file is checked
 before a model loads (docs/configuration.md). Exit codes (docs/long-runs.md): 0 done, or stopped by
 Ctrl-C (SIGINT) after checkpointing the step in progress; 143 stopped by SIGTERM after checkpointing
-(a scheduler may requeue it); 2 a problem to fix, one message: a setting or data file, a failed write
+(a scheduler may requeue it); 129 stopped by SIGHUP (the terminal closed) after checkpointing; 2 a problem to fix, one message: a setting or data file, a failed write
 ("no space left on device: <path>"), non-finite steps, no intact checkpoint, or the run directory in
-use by another process; 130 / 143 a second signal (exit at once), or a signal during the final held-out
+use by another process; 130 / 143 / 129 a second signal (exit at once), or a signal during the final held-out
 evaluation (training saved); 1 an unexpected error (its traceback, and what the program was doing).
 """
 
@@ -49,7 +49,7 @@ def resume_hint() -> str:
 
 
 class Stop(Exception):
-    """SIGTERM during the final evaluation (raised by its handler)."""
+    """SIGTERM or SIGHUP during the final evaluation (raised by its handler; args[0]: the signal)."""
 
 
 def _raise_stop(signum, frame):
@@ -57,21 +57,25 @@ def _raise_stop(signum, frame):
 
 
 def final_evaluation(run_dir: Path) -> None:
-    """The held-out before/after line; SIGTERM or Ctrl-C stop it with a message saying the training is saved."""
+    """The held-out before/after line; SIGTERM, SIGHUP or Ctrl-C stop it with a message saying the training is saved."""
     from pods.evaluation.heldout import final_heldout
 
-    previous = signal.signal(signal.SIGTERM, _raise_stop)
+    previous = {s: signal.signal(s, _raise_stop) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         final_heldout(run_dir)
     except (Stop, KeyboardInterrupt) as stop:
-        signum = signal.SIGTERM if isinstance(stop, Stop) else signal.SIGINT
+        signum = stop.args[0] if isinstance(stop, Stop) else signal.SIGINT
         signal.signal(signum, signal.SIG_IGN)  # a second copy of the signal must not cut the message short
-        print(f"stopped by {signal.Signals(signum).name} during the final evaluation; the training itself is "
-              f"complete and saved in {run_dir}. Rerunning the same command trains nothing more and only "
-              f"evaluates what is missing: {command()}", file=sys.stderr)
+        try:
+            print(f"stopped by {signal.Signals(signum).name} during the final evaluation; the training itself is "
+                  f"complete and saved in {run_dir}. Rerunning the same command trains nothing more and only "
+                  f"evaluates what is missing: {command()}", file=sys.stderr)
+        except OSError:  # SIGHUP: the terminal that would show it is gone
+            pass
         sys.exit(128 + signum)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def describe(cfg: DictConfig) -> str:

@@ -7,7 +7,8 @@
     pods.cli.quiet_openmp(); pods.cli.set_cpu_threads()   # first in an entry point, before torch loads
 
 Exit codes: 0 done; 2 a `pods.errors.PodsError` ("<program>: error: <message>", no traceback) or Hydra's own
-error; 1 anything else (its traceback, then what it was doing). docs/configuration.md (sweeps), development.md (threads).
+error; 129 SIGHUP outside the training loop (`HungUp`); 1 anything else (its traceback, then what it was
+doing). docs/configuration.md (sweeps), development.md (threads).
 """
 
 from __future__ import annotations
@@ -148,6 +149,14 @@ def sweep_exit_code(failures: list[JobFailure]) -> int:
     return 1 if any(f.code == 1 for f in failures) else 2
 
 
+class HungUp(BaseException):
+    """SIGHUP (the terminal closed) outside the training loop, which handles it itself (pods.run.guard)."""
+
+
+def _hung_up(signum, frame):
+    raise HungUp()
+
+
 class HydraApp:
     """A Hydra program's error handling; `job` runs inside the @hydra.main function, `main` around it."""
 
@@ -181,6 +190,9 @@ class HydraApp:
     def main(self, hydra_main: Callable[[], object]) -> None:
         """Call the @hydra.main function; exit 2 on Hydra's own errors, summarise failed sweep jobs."""
         check_overrides(self.program, sys.argv[1:])
+        previous = signal.getsignal(signal.SIGHUP)  # SIG_IGN under nohup: left ignored
+        if previous is signal.SIG_DFL:
+            signal.signal(signal.SIGHUP, _hung_up)  # a message and exit 129 rather than a silent death
         try:
             hydra_main()
             jobs, failed = self.jobs, self.failed
@@ -196,6 +208,18 @@ class HydraApp:
             print(f"{self.program}: interrupted; a job in progress saves its step before it stops; rerun the "
                   "same command to resume (finished jobs have nothing left to do)", file=sys.stderr)
             sys.exit(130)
+        except HungUp:  # outside a training loop (which saves its step itself, pods.run.guard)
+            said = ("a sweep job in progress saves its step before it stops; rerun the same command to resume "
+                    "(finished jobs have nothing left to do)") if self.jobs == 0 else \
+                "nothing was trained in this attempt; rerun the same command to continue"
+            try:
+                print(f"{self.program}: stopped by SIGHUP (the terminal closed); {said}", file=sys.stderr)
+            except OSError:  # the terminal is gone
+                pass
+            sys.exit(128 + signal.SIGHUP)
+        finally:
+            if previous is signal.SIG_DFL:
+                signal.signal(signal.SIGHUP, previous)
         if failed:
             names = "; ".join(f.label for f in failed)
             print(f"{self.program}: {len(failed)} of {jobs} sweep jobs failed: {names}", file=sys.stderr)

@@ -448,3 +448,47 @@ def test_a_sweep_runs_every_good_job_and_reports_the_bad_one(tmp_path):
     assert "train.py: 1 of 3 sweep jobs failed: job 1" in proc.stderr
     for run_name in ("arithmetic-tiny-pods-max_variance-n4-m2-seed0", "arithmetic-tiny-grpo-n2-m2-seed0"):
         assert (tmp_path / run_name / "checkpoint-1" / "state.json").is_file(), run_name
+
+
+# ----------------------------------------------------------------------------- issue 33: signals (slow tier)
+
+HUP_TRAIN = ["model=tiny", "dataset=arithmetic", "rl.n=64", "rl.m=8", "rl.prompts_per_step=8", "rl.micro_batch_size=64",
+             "rl.max_steps=6", "rl.max_time=null", "rl.max_completion_tokens=6", "rl.save_strategy=steps",
+             "rl.save_steps=100", "optim.name=adamw", "logging.progress=false", "run_name=hup"]
+
+
+@pytest.mark.slow
+def test_closing_the_terminal_saves_the_step_in_progress_and_exits_129(tmp_path):
+    """train.py in the foreground of a real terminal (a pty, its session leader); closing the terminal (its
+    master side) hangs it up: SIGHUP finishes the step, saves it, exits 129, and the same command resumes."""
+    import pty
+    import select
+    import time
+
+    from pods.run import checkpoint as ck
+    from pods.run.metrics import read_metrics
+
+    command = [sys.executable, "train.py", *HUP_TRAIN, f"output_root={tmp_path}"]
+    env = {k: v for k, v in ENV.items() if k != "UV_RUN_RECURSION_DEPTH"} | {"PODS_THREADS": "1"}
+    pid, master = pty.fork()
+    if pid == 0:  # the child: a new session whose controlling terminal is the pty
+        os.chdir(ROOT)
+        os.execve(sys.executable, command, env)
+    run_dir, seen, end = tmp_path / "hup", b"", time.time() + 300
+    while len(read_metrics(run_dir)) < 1:  # the terminal is read, as a terminal would be
+        assert time.time() < end, seen.decode(errors="replace")[-3000:]
+        if select.select([master], [], [], 0.05)[0]:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+    os.close(master)  # the terminal window closes
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 129, seen.decode(errors="replace")[-3000:]
+    rows = read_metrics(run_dir)
+    k = rows[-1]["step"]
+    assert [r["step"] for r in rows] == list(range(1, k + 1)) and k < 6  # nothing but the step in progress lost
+    assert [p.name for p in ck.intact(run_dir)] == [f"checkpoint-{k}"]
+    again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and f"from checkpoint-{k}" in again.stdout, again.stderr[-3000:]
+    assert [r["step"] for r in read_metrics(run_dir)] == list(range(1, 7))

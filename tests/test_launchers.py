@@ -204,9 +204,13 @@ def test_a_slurm_sweep_submits_an_array_job_with_requeue_and_reports_its_bad_job
 
 
 @pytest.mark.slow
-def test_ctrl_c_stops_a_local_sweep_after_the_running_job_saved_its_step(tmp_path):
-    """The terminal's Ctrl-C reaches the sweep, submitit's controller and the job (one process group): the job
-    finishes its step and saves it (the controller, which would kill it 1 s later, ignores Ctrl-C)."""
+@pytest.mark.parametrize("sig, code, said", [
+    ("SIGINT", 130, "train.py: interrupted; a job in progress saves its step"),
+    ("SIGHUP", 129, "train.py: stopped by SIGHUP (the terminal closed); a sweep job in progress saves its step")])
+def test_ctrl_c_stops_a_local_sweep_after_the_running_job_saved_its_step(tmp_path, sig, code, said):
+    """The terminal's Ctrl-C (or its closing: SIGHUP) reaches the sweep, submitit's controller and the job (one
+    process group): the job finishes its step and saves it (the controller, which would kill it 1 s later, ignores
+    Ctrl-C)."""
     import signal
     import time
 
@@ -226,15 +230,18 @@ def test_ctrl_c_stops_a_local_sweep_after_the_running_job_saved_its_step(tmp_pat
     while not [m for m in out.glob("*/metrics.jsonl") if m.read_text().count("\n") >= 2]:
         assert proc.poll() is None and time.time() < end, proc.communicate()[1][-3000:]
         time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGINT)
+    os.killpg(proc.pid, getattr(signal, sig))
     _, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130 and "train.py: interrupted; a job in progress saves its step" in err, err[-3000:]
+    assert proc.returncode == code and said in err, err[-3000:]
     (run,) = out.iterdir()  # the second job never started
     end = time.time() + 60
     while not ck.intact(run) and time.time() < end:  # the job may still be writing it
         time.sleep(0.1)
     (saved,) = ck.intact(run)
     assert int(saved.name.split("-")[1]) >= 2
-    log = next((tmp_path / "multirun" / ".submitit").glob("*/*_0_log.err")).read_text()
-    assert "stopped by SIGINT after step" in log  # the job's own command, `uv run` kept when it started the tests
+    log_file = next((tmp_path / "multirun" / ".submitit").glob("*/*_0_log.err"))
+    while f"stopped by {sig} after step" not in log_file.read_text() and time.time() < end:  # it may still be
+        time.sleep(0.1)  # exiting (the sweep's own process does not wait for it after a SIGHUP)
+    log = log_file.read_text()
+    assert f"stopped by {sig} after step" in log  # the job's own command, `uv run` kept when it started the tests
     assert re.search(r"or this job alone: (uv run )?python train\.py model=tiny", log), log[-2000:]

@@ -1,4 +1,4 @@
-"""Guards of a training run: stop cleanly on SIGTERM / Ctrl-C, skip non-finite steps, keep NaN out of saves.
+"""Guards of a training run: stop cleanly on SIGTERM / SIGHUP / Ctrl-C, skip non-finite steps, keep NaN out of saves.
 
     with StopSignals() as stop:                   # or stop.install() ... stop.restore()
         ...  # one step; if stop.requested: checkpoint, then raise Interrupted(stop.signum, step, checkpoint)
@@ -7,7 +7,8 @@
     nonfinite_count(policy.trainable_parameters())  # tensors holding NaN/inf (pods.run.checkpoint refuses to save)
 
 The first signal only sets `stop.signum`; a second one exits at once with 128 + its number, but the same
-signal again within DUPLICATE_SECONDS is the first delivered twice. Exit codes, why: docs/long-runs.md.
+signal again within DUPLICATE_SECONDS is the first delivered twice. SIGHUP (the terminal closed) also points
+the streams that were that terminal at /dev/null, so the messages after it cannot fail. Exit codes: docs/long-runs.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import torch
 
 from pods.errors import PodsError
 
-SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # SIGHUP: the terminal or ssh session closed
 DUPLICATE_SECONDS = 1.0  # the same signal sooner is the first delivered twice: uv run relays Ctrl-C ~0.2 s later
 
 
@@ -43,16 +44,17 @@ class Interrupted(Exception):
 
 
 class StopSignals:
-    """Context manager: SIGTERM / SIGINT request a stop (`requested`, `signum`); a second one exits now.
+    """Context manager: SIGTERM / SIGINT / SIGHUP request a stop (`requested`, `signum`); a second one exits now.
 
     Installs its handlers only in the main thread (Python delivers signals there) and restores
-    the previous handlers on exit.
+    the previous handlers on exit. A SIGHUP that is ignored (`nohup`) stays ignored.
     """
 
     def __init__(self):
         self.signum: int | None = None
         self._first = 0.0  # time.monotonic() of the first signal
         self._previous: dict = {}
+        self._terminal: list[int] = []  # stdout / stderr fds that are a terminal when installed
 
     @property
     def requested(self) -> bool:
@@ -60,7 +62,9 @@ class StopSignals:
 
     def install(self) -> "StopSignals":
         if threading.current_thread() is threading.main_thread():
-            self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS}
+            self._terminal = [fd for fd in (1, 2) if _isatty(fd)]
+            self._previous = {s: signal.signal(s, self._handle) for s in SIGNALS
+                              if s != signal.SIGHUP or signal.getsignal(s) is not signal.SIG_IGN}  # nohup: ignored
         return self
 
     def restore(self) -> None:
@@ -77,6 +81,8 @@ class StopSignals:
     def _handle(self, signum, frame) -> None:
         name = signal.Signals(signum).name
         now = time.monotonic()
+        if signum == signal.SIGHUP:
+            _detach(self._terminal)  # a hung-up terminal fails every write (EIO): the rest goes nowhere
         if self.signum == signum and now - self._first < DUPLICATE_SECONDS:
             return  # the first signal delivered again (e.g. by `uv run` and the terminal)
         if self.signum is None:
@@ -90,7 +96,27 @@ class StopSignals:
 
 
 def _say(text: str) -> None:
-    os.write(2, text.encode())  # not print(): a signal may arrive while stderr is being written
+    try:
+        os.write(2, text.encode())  # not print(): a signal may arrive while stderr is being written
+    except OSError:  # stderr is gone (a closed terminal): the stop goes on without the message
+        pass
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _detach(fds: list[int]) -> None:
+    """Point `fds` at /dev/null (the files and pipes they might be are never touched: only terminals)."""
+    if not fds:
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    for fd in fds:
+        os.dup2(null, fd)
+    os.close(null)
 
 
 # ----------------------------------------------------------------------------- non-finite steps

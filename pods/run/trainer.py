@@ -175,7 +175,7 @@ class Books:
         self.bar = Progress(lg.progress, rl.max_steps, rl.max_time, run.step, run.elapsed)
         self.schedule = ckpt.SaveSchedule(rl.save_strategy, rl.save_interval, rl.save_steps, rl.save_final)
         self.streak = NonFiniteStreak(rl.max_nonfinite_steps, run.nonfinite)
-        self.stop = StopSignals()  # SIGTERM / Ctrl-C: finish the step, checkpoint it, raise Interrupted
+        self.stop = StopSignals()  # SIGTERM / SIGHUP / Ctrl-C: finish the step, checkpoint it, raise Interrupted
         self.warned_short = False  # dynamic sampling's first short batch of this process prints a warning
 
     def close(self) -> None:

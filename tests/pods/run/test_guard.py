@@ -44,8 +44,23 @@ def test_a_second_signal_exits_at_once_with_128_plus_its_number():
     assert "SIGTERM received: finishing the step" in out.stderr and "second signal (SIGTERM)" in out.stderr
 
 
+def test_sighup_requests_a_stop_like_sigterm_unless_nohup_ignores_it():
+    with StopSignals() as stop:
+        os.kill(os.getpid(), signal.SIGHUP)  # the terminal closed: finish the step, save, exit 129
+        assert stop.signum == signal.SIGHUP
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # started under nohup
+    try:
+        with StopSignals() as stop:
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.05)
+            assert not stop.requested
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+
+
 def test_exit_codes():
-    assert exit_code(signal.SIGINT) == 0 and exit_code(signal.SIGTERM) == 143
+    assert exit_code(signal.SIGINT) == 0 and exit_code(signal.SIGTERM) == 143 and exit_code(signal.SIGHUP) == 129
     assert exit_code(signal.SIGINT, second=True) == 130
     err = Interrupted(signal.SIGTERM, 7, "runs/x/checkpoint-7")
     assert err.exit_code == 143 and str(err) == "stopped by SIGTERM after step 7; the run resumes from runs/x/checkpoint-7"
