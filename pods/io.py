@@ -6,7 +6,8 @@
     with exclusive_lock(path, "run directory x", hint): ...   # LockedError at once while another process holds it
 
 A write goes to a temporary file beside the target, is flushed to disk and renamed over it (`os.replace`): on any
-error the old target is left untouched. A new file gets the mode `open(path, "w")` would give it. A failed write
+error the old target is left untouched. A new file gets the mode `open(path, "w")` would give it (`honour_umask`
+does the same for a directory a library wrote). A failed write
 (disk full, permission, I/O, quota) raises `WriteError`, an OSError and a PodsError: "no space left on device: x".
 """
 
@@ -88,11 +89,6 @@ def _umask() -> int:
     return mask
 
 
-def new_dir_mode() -> int:
-    """The mode `mkdir` gives a new directory: 0777 minus the umask (tempfile.mkdtemp makes 0700)."""
-    return 0o777 & ~_umask()
-
-
 def new_file_mode(path: str | Path) -> int:
     """The mode `open(path, "w")` would leave: the existing file's, else 0666 minus the umask (so teammates on a
     shared cluster can read configs and results)."""
@@ -100,6 +96,19 @@ def new_file_mode(path: str | Path) -> int:
         return stat.S_IMODE(os.stat(path).st_mode)
     except FileNotFoundError:
         return 0o666 & ~_umask()
+
+
+def honour_umask(directory: str | Path) -> None:
+    """Give `directory` and everything under it the modes a plain `mkdir` / `open(path, "w")` gives: 0777 / 0666
+    (0777 where an execute bit was set) minus the umask. Libraries write private files: safetensors 0600,
+    tempfile.mkdtemp 0700; a teammate must be able to read, evaluate and resume a run."""
+    mask = _umask()
+    for root, _, files in os.walk(directory):
+        os.chmod(root, 0o777 & ~mask)
+        for name in files:
+            path = os.path.join(root, name)
+            executable = os.stat(path).st_mode & 0o111
+            os.chmod(path, (0o777 if executable else 0o666) & ~mask)
 
 
 def atomic_write(path: str | Path, write: Callable[[TextIO], None]) -> None:

@@ -7,7 +7,8 @@
 Contract: REWARD_SIGNATURE, DATASET_SIGNATURE. A file is loaded under a private module name without touching sys.path
 (no `rewards.py` in the working directory can shadow it); a relative path is looked up in the working directory,
 then in the checkout. All is checked at start-up: a reward by a probe call on `PROBE` (pods.rewards.probe, the check
-of every later call), a dataset by reading its split; the error says which check failed. docs/workbench.md.
+of every later call), a dataset by reading its split; the error says which check failed, and user code that
+calls sys.exit (or an argparse at a file's top level) is a PluginError naming the file. docs/workbench.md.
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ def load(path: str, kind: str, signature: str) -> Callable:
             module = importlib.import_module(module_name)
     except PluginError:
         raise
+    except SystemExit as err:  # sys.exit or an argparse at its top level: not the end of train.py
+        where = file if is_file(module_name) else module_name
+        raise PluginError(f"{kind} {path!r}: importing {where} {exited(err)}: a plug-in must not end the program; "
+                          "code that parses a command line (argparse) or exits belongs under "
+                          f"`if __name__ == \"__main__\":`{hint}") from None
     except Exception as err:  # noqa: BLE001 - any failure while importing the user's code
         raise PluginError(f"{kind} {path!r}: cannot import {module_name!r} ({type(err).__name__}: {err}); a module "
                           f"must be importable from the working directory or PYTHONPATH{hint}") from err
@@ -96,6 +102,14 @@ def load(path: str, kind: str, signature: str) -> Callable:
     return fn
 
 
+def exited(err: SystemExit) -> str:
+    """'called sys.exit(2)': what user code that raised SystemExit did, for a message."""
+    if err.code is None:
+        return "called sys.exit()"
+    said = "" if err.code == 0 else " (a usage or error line printed just above came from it, not from pods)"
+    return f"called sys.exit({err.code!r}){said}"
+
+
 def reward(path: str) -> Callable:
     return load(path, "reward", REWARD_SIGNATURE)
 
@@ -106,6 +120,9 @@ def rows(path: str, split: str) -> list:
     hint = f"\n  expected: {DATASET_SIGNATURE}"
     try:
         out = fn(split)
+    except SystemExit as err:
+        raise PluginError(f"dataset {path!r}: calling it with split={split!r} {exited(err)}: return the rows, "
+                          f"do not end the program{hint}") from None
     except Exception as err:  # noqa: BLE001
         raise PluginError(f"dataset {path!r}: calling it with split={split!r} raised "
                           f"{type(err).__name__}: {err}{hint}") from err

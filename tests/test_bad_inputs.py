@@ -206,12 +206,35 @@ CASES = [
       for kind, said in (("raises", "raised KeyError: 'score'; it passed the start-up probe"),
                          ("short", "returned 1 score ([0.0]): return one score per completion"),
                          ("strings", "returned non-numbers for 4 of them ('0.5' at 0, '0.5' at 1, '0.5' at 2, ...;"),
-                         ("nan", "returned NaN/inf for 1 of them (nan at 1; first at completion 1:"))],
+                         ("nan", "returned NaN/inf for 1 of them (nan at 1; first at completion 1:"),
+                         # issue 33: sys.exit in a reward; scores beyond float32 (a finite float, an int beyond floats)
+                         ("exits", "called sys.exit(0); it passed the start-up probe, so look at what real "
+                                   "completions hold"),
+                         ("huge", "returned scores too large for float32 for 1 of them (1e+308 at 0; first at "
+                                  "completion 0:"),
+                         ("bigint", "returned scores too large for float32 for 1 of them (10000000000000000000... at "
+                                    "2; first at completion 2:"))],
     ("plugin-reward-no-columns", "train.py",
      ["dataset.name=rewards/countdown.py:countdown", "dataset.rewards=[{name: 'tests/fixtures/plugins/bad_rewards.py:"
       "no_columns', weight: 1.0}]", "dataset.accuracy_reward=null", "output_root={d}/runs-rewards", "run_name=cols"],
      ["reward 'tests/fixtures/plugins/bad_rewards.py:no_columns' on 4 completions does not accept the dataset's "
       "extra columns (start): TypeError:", "add **columns to its signature"]),
+    # ---- issue 33: plug-in files that end the program when imported (sys.exit, an argparse at the top level)
+    *[(f"plugin-{name}", "train.py", [f"dataset.rewards=[{{name: 'tests/fixtures/plugins/{name}.py:score', weight: 1}}]",
+                                      "dataset.accuracy_reward=null"],
+       [f"train.py: error: invalid config:", f"reward 'tests/fixtures/plugins/{name}.py:score': importing ",
+        f"tests/fixtures/plugins/{name}.py {said}: a plug-in must not end the program; code that parses a command "
+        "line (argparse) or exits belongs under `if __name__ == \"__main__\":`", "expected: def my_reward("])
+      for name, said in (("exits_at_import", "called sys.exit()"), ("argparse_at_import", "called sys.exit(2) (a usage or error line printed just above came from it, not from pods)"))],
+    # ---- issue 33: a reward that sorts or rewrites its inputs in place changes nothing for the next one
+    # (test_one_reward_cannot_change_what_the_next_one_scores compares the two runs' step 1)
+    *[(f"reward-inputs-{kind}", "train.py", ["experiment=demo", "warmstart.cache_dir={d}/ws", "evaluation=null",
+                                             "rl.max_steps=1", "rl.n=16", "rl.m=4", "rl.max_completion_tokens=8",
+                                             f"run_name=inputs-{kind}", "dataset.accuracy_reward=arithmetic", rewards],
+       [], 0)
+      for kind, rewards in (("plain", "dataset.rewards=[{name: arithmetic, weight: 1.0}]"),
+                            ("sorted", "dataset.rewards=[{name: 'tests/fixtures/plugins/bad_rewards.py:sorts_in_place',"
+                                       " weight: 0.0}, {name: arithmetic, weight: 1.0}]"))],
     # ---- train.py: data files (point 2), read before any model loads
     ("data-empty", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/empty.jsonl"], ["empty.jsonl is empty"]),
     ("data-malformed-json", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/bad.json"],
@@ -259,6 +282,13 @@ CASES = [
                                                "run_name=ws"],  # rebuilt (a second warm start), then trains
      ["warning: the cached warm start {d}/ws/", "is damaged (model.safetensors does not match its checksum "
       "(100 bytes; truncated or changed)); rebuilding it"], 0),
+    # ---- issue 33: the warm start
+    ("warmstart-never-reaches-target", "train.py", ["experiment=demo", "warmstart.cache_dir={d}/ws-target",
+                                                    "warmstart.max_steps=2", "warmstart.eval_every=1",
+                                                    "warmstart.eval_size=8", "warmstart.target_greedy=1.0"],
+     ["train.py: error: the warm start did not reach warmstart.target_greedy=1.0 in warmstart.max_steps=2 steps "
+      "(greedy accuracy 0.000 at step 2); nothing was cached. Raise warmstart.max_steps or warmstart.lr, or lower "
+      "warmstart.target_greedy"]),
     # ---- evaluate-run.py
     ("eval-no-run_dir", "evaluate-run.py", [], ["run_dir is required"]),
     ("eval-missing-run_dir", "evaluate-run.py", ["run_dir={d}/nope"], ["run_dir {d}/nope is not a directory"]),
@@ -376,6 +406,13 @@ CASES = [
      ["algorithm must be one of pods, grpo_ga, got 'sgd'"]),
     ("trl-unknown-key", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "trl.num_generation=4"],
      ["unknown setting(s) trl.num_generation (did you mean trl.num_generations?): PODSConfig"]),
+    # ---- issue 33: scripts/preflight.py (a fragment ("stdout", text) is looked for in stdout)
+    *[(f"preflight-gpu-memory-{v}", "scripts/preflight.py", ["--gpu-memory-gib", v, "experiment=gsm8k_main"],
+       [f"preflight.py: error: argument --gpu-memory-gib: '{v}': must be a positive, finite number of GiB (e.g. 80)"])
+      for v in ("nan", "inf")],
+    ("preflight-two-gpus", "scripts/preflight.py", ["--gpu", "L40S", "--gpu", "H100", "experiment=gsm8k_main"],
+     [("stdout", "LoRA 64 on a 4-bit base, on L40S (44.99 GiB)"), ("stdout", "fits: 30.4 GiB of 45.0 GiB"),
+      ("stdout", "LoRA 64 on a 4-bit base, on H100 (79.65 GiB)"), ("stdout", "fits: 47.8 GiB of 79.7 GiB")], 0),
 ]
 
 
@@ -408,7 +445,9 @@ def _check(case, files: Path, code: int, stdout: str, stderr: str, out: Path) ->
     assert "Traceback" not in both, both[-3000:]
     assert code == (expected[0] if expected else 2), both[-3000:]
     for fragment in fragments:
-        assert fragment.replace("{d}", str(files)) in stderr, stderr[-3000:]
+        stream, text = fragment if isinstance(fragment, tuple) else ("stderr", fragment)
+        shown = stdout if stream == "stdout" else stderr
+        assert text.replace("{d}", str(files)) in shown, shown[-3000:]
     if program == "train.py":
         run_dir = out / "runs" / "r"  # refused before any file was written (a model that fails to load:
         assert not run_dir.exists() or not any(run_dir.iterdir())  # its run directory stays empty)
@@ -418,6 +457,52 @@ def _check(case, files: Path, code: int, stdout: str, stderr: str, out: Path) ->
 def test_bad_input_is_one_clean_message(case, files, outcomes):
     result, out = outcomes[case[0]]
     _check(case, files, result["code"], result["stdout"], result["stderr"], out)
+
+
+def test_one_reward_cannot_change_what_the_next_one_scores(outcomes):
+    """The demo's step 1 (warm-started, so some answers are right) scores the same with a plug-in listed first
+    that sorts the completions, reverses the answers and the columns and overwrites an answer in place."""
+    from pods.run.metrics import read_metrics
+
+    (plain,), (mixed,) = [read_metrics(outcomes[f"reward-inputs-{kind}"][1] / "runs" / f"inputs-{kind}")
+                          for kind in ("plain", "sorted")]
+    assert plain["reward/arithmetic"] > 0  # else the comparison would prove nothing
+    assert mixed["reward/arithmetic"] == plain["reward/arithmetic"] and mixed["accuracy"] == plain["accuracy"]
+
+
+def test_every_file_of_a_run_and_of_the_warm_start_honours_the_umask(files, outcomes):
+    """A teammate can read, evaluate and resume a run: no file is private (safetensors writes 0600 itself).
+    The run of the fixture (one real step) and the warm start rebuilt by `warmstart-cache-truncated`."""
+    import stat
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    warm = [p for p in (files / "ws").iterdir() if not p.name.startswith(".")]
+    for top in [files / "runs-bad" / "dmg", *warm]:
+        paths = [top, *top.rglob("*")]
+        assert any(p.name.endswith(".safetensors") for p in paths)
+        wrong = {str(p.relative_to(files)): oct(stat.S_IMODE(p.stat().st_mode)) for p in paths
+                 if p.name != ".lock" and stat.S_IMODE(p.stat().st_mode) != (0o777 if p.is_dir() else 0o666) & ~mask}
+        assert wrong == {}
+
+
+@pytest.mark.slow
+def test_a_full_disk_while_caching_the_warm_start_is_one_message_and_caches_nothing(tmp_path):
+    """A file size limit (EFBIG, the same path through safetensors as ENOSPC) hit by the warm start's weights."""
+    import resource
+    import signal
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))
+
+    cache = tmp_path / "ws"
+    proc = subprocess.run([sys.executable, "train.py", "experiment=demo", f"warmstart.cache_dir={cache}",
+                           "warmstart.target_greedy=0.01", f"output_root={tmp_path / 'runs'}"], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=900, preexec_fn=limit)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert f"train.py: error: file too large: {cache}/" in proc.stderr
+    assert list(cache.iterdir()) == []  # the partial cache entry was removed
 
 
 @pytest.mark.parametrize("name", ["n-fraction", "eval-repeats-0", "speedup-corrupt-results"])
@@ -492,3 +577,14 @@ def test_closing_the_terminal_saves_the_step_in_progress_and_exits_129(tmp_path)
     again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and f"from checkpoint-{k}" in again.stdout, again.stderr[-3000:]
     assert [r["step"] for r in read_metrics(run_dir)] == list(range(1, 7))
+
+
+@pytest.mark.slow
+def test_preflight_presets_honour_gpu_memory_gib():
+    """--presets --gpu-memory-gib 1: one column of 1 GiB (it used to show L40S and H100 regardless)."""
+    proc = run("scripts/preflight.py", ["--presets", "--gpu-memory-gib", "1"], timeout=600)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "| preset | job | backend | 1 GiB (1.0 GiB) | generation |"
+    rows = [line for line in lines[2:] if line.startswith("| ")]
+    assert rows and all("DOES NOT FIT" in line for line in rows) and "L40S" not in proc.stdout

@@ -21,6 +21,7 @@ import torch
 from pods.backends.hf import load_base_model, load_tokenizer
 from pods.backends.precision import Precision
 from pods.errors import MissingExtra
+from pods.io import honour_umask
 
 # evaluate-run.py's `weights`: the trained policy as it ran (checkpoint loaded into the run's policy), or the
 # authors' protocol (merged into the 16-bit base, reloaded in 4-bit NF4)
@@ -53,6 +54,7 @@ def _save(model, tokenizer, out_dir: str | Path) -> Path:
     out = Path(out_dir)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    honour_umask(out)  # safetensors writes 0600
     return out
 
 

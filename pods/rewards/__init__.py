@@ -7,11 +7,13 @@
 Contract: fn(completions: list[str], answers: list[str], **columns) -> list[float], one score per completion
 (`columns`: the other dataset columns, per completion). `combined` takes items {name, weight = 1, unless = null}
 (`Entry`; `unless: other` scores 0 wherever `other` scores > 0); an output that is not one finite number per
-completion (`scores`), or an exception, is a pods.errors.RewardError naming the function. docs/verifiers.md.
+completion (`scores`; float32-sized), an exception or sys.exit, is a pods.errors.RewardError naming the function;
+each function gets its own copies of the lists, so one cannot change what the next scores. docs/verifiers.md.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence, Sized
@@ -131,6 +133,12 @@ class Combined:
         per_function = {e.name: raw[e.name] if e.unless is None else gated(raw[e.name], raw[e.unless])
                         for e in self.entries}
         total = [sum(e.weight * per_function[e.name][i] for e in self.entries) for i in range(len(completions))]
+        huge = [i for i, t in enumerate(total) if not abs(t) <= FLOAT32_MAX]
+        if huge:
+            terms = " + ".join(f"{e.weight:g} x {e.name}" for e in self.entries)
+            raise RewardError(f"the weighted total of the rewards ({terms}) is too large for float32 for {len(huge)} "
+                              f"of {len(total)} completions ({_at(total, huge)}): lower the weights or the scores "
+                              f"(at most {FLOAT32_MAX:.3g})")
         return total, per_function
 
     def __repr__(self) -> str:
@@ -164,8 +172,13 @@ def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during:
     n, yours = len(completions), plugins.is_plugin(name)
     where = f"reward {name!r}{during} on {n} completion{'s' * (n != 1)}"
     hint = f"\n  expected: {plugins.REWARD_SIGNATURE}" if yours else ""
-    try:
-        out = fn(completions, answers, **columns)
+    try:  # its own copies: a function that sorts or rewrites them cannot change what the next one scores
+        out = fn(_fresh(completions), _fresh(answers), **{k: _fresh(v) for k, v in columns.items()})
+    except SystemExit as err:
+        if not yours:
+            raise
+        raise RewardError(f"{where} {plugins.exited(err)}{_probe_note(during)}: a reward must return its scores, "
+                          f"not end the program{hint}") from None
     except Exception as err:  # noqa: BLE001 - your function's failure, reported as one message
         if not yours:
             raise  # a built-in verifier that raises is a bug of pods: keep its traceback
@@ -181,12 +194,15 @@ def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during:
     if len(values) != n:
         raise RewardError(f"{where} returned {len(values)} score{'s' * (len(values) != 1)} "
                           f"({_show(values)}): return one score per completion, in order{hint}")
-    floats, bad = [], []
+    floats, bad, beyond = [], [], []
     for i, v in enumerate(values):
         try:
             if v is None or isinstance(v, (str, bytes)):
                 raise TypeError
             floats.append(float(v))
+        except OverflowError:  # an int beyond any float (10**400)
+            floats.append(0.0)
+            beyond.append(i)
         except (TypeError, ValueError):
             floats.append(math.nan)
             bad.append(i)
@@ -194,6 +210,12 @@ def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during:
         raise RewardError(f"{where} returned non-numbers for {len(bad)} of them ({_at(values, bad)}; first at "
                           f"completion {bad[0]}: {_show(completions[bad[0]])}): return a float (or int, bool) "
                           f"for every completion{hint}")
+    huge = sorted(beyond + [i for i, v in enumerate(floats) if math.isfinite(v) and abs(v) > FLOAT32_MAX])
+    if huge:
+        raise RewardError(f"{where} returned scores too large for float32 for {len(huge)} of them "
+                          f"({_at(values, huge)}; first at completion {huge[0]}: {_show(completions[huge[0]])}): "
+                          f"scores are trained in float32 (at most {FLOAT32_MAX:.3g} in size), where these would be "
+                          f"inf; return scores on a small scale (0.0 to 1.0){hint}")
     bad = [i for i, v in enumerate(floats) if not math.isfinite(v)]
     if bad:
         raise RewardError(f"{where} returned NaN/inf for {len(bad)} of them ({_at(floats, bad)}; first at "
@@ -201,6 +223,17 @@ def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during:
                           "completion (0.0 for no credit); a NaN or inf would make its group's advantages "
                           f"NaN{hint}")
     return floats
+
+
+FLOAT32_MAX = 3.4028234663852886e38  # torch.finfo(torch.float32).max: rewards become float32 tensors
+
+
+def _fresh(values) -> list:
+    """A copy of a list of inputs that the callee may change at will (deep only where an item is mutable)."""
+    values = list(values)
+    if all(v is None or isinstance(v, (str, bytes, int, float)) for v in values):
+        return values
+    return copy.deepcopy(values)
 
 
 def _probe_note(during: str) -> str:

@@ -29,7 +29,7 @@ import torch
 from pods.run import manifest
 from pods.errors import CheckpointError  # also importable as pods.run.checkpoint.CheckpointError
 from pods.run.guard import NonFiniteError, nonfinite_count
-from pods.io import writing
+from pods.io import honour_umask, writing
 
 _NAME = re.compile(r"^checkpoint-(\d+)$")
 
@@ -134,6 +134,7 @@ def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, schedule
             (tmp / "state.json").write_text(json.dumps({"step": step, **state, "saved_at": time.time()}, indent=1))
         with writing(final / manifest.MANIFEST):
             manifest.write(tmp)  # last: its presence means every file above is complete
+            honour_umask(tmp)  # safetensors writes 0600: teammates could not evaluate or resume the run
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -27,7 +27,7 @@ from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.config.checks import warmstart_problems
 from pods.config.schema import WarmStartSettings, settings_from
 from pods.errors import ConfigError
-from pods.io import new_dir_mode
+from pods.io import honour_umask, writing
 from pods.run.manifest import sha256
 
 
@@ -87,7 +87,7 @@ def accuracy(model, tokenizer, prompts, answers, verifier, *, max_new_tokens: in
 
 
 def train(s: WarmStartSettings, log=print):
-    """Run the warm start; returns (model, tokenizer, info dict). Raises if the target is not reached."""
+    """Run the warm start; returns (model, tokenizer, info dict). ConfigError when the target is not reached."""
     tok = byte_tokenizer()
     model = tiny_causal_lm(tok, s.arch, seed=s.model_seed, hidden=s.hidden, layers=s.layers, heads=s.heads,
                            kv_heads=s.kv_heads)
@@ -119,8 +119,11 @@ def train(s: WarmStartSettings, log=print):
                 info = {"settings": dataclasses.asdict(s), "steps": step, "greedy_acc": acc,
                         "sampled_acc_t1": sampled, "seconds": time.time() - t0, "history": history}
                 return model, tok, info
-    raise RuntimeError(f"warm start did not reach greedy accuracy {s.target_greedy} in {s.max_steps} steps "
-                       f"(last: {history[-1] if history else None}); raise warmstart.max_steps or lr")
+    last = (f"greedy accuracy {history[-1]['greedy_acc']:.3f} at step {history[-1]['step']}" if history else
+            f"no evaluation: warmstart.eval_every={s.eval_every} > warmstart.max_steps")
+    raise ConfigError(f"the warm start did not reach warmstart.target_greedy={s.target_greedy} in "
+                      f"warmstart.max_steps={s.max_steps} steps ({last}); nothing was cached. Raise "
+                      "warmstart.max_steps or warmstart.lr, or lower warmstart.target_greedy")
 
 
 INFO_FILE = "warmstart.json"  # settings, accuracies, and `files`: {name: sha256} of the other files
@@ -173,13 +176,15 @@ def ensure_warmstart(cfg, log=print) -> Path:
         _discard(final)
     log(f"warm start: training the tiny model on {s.dataset} to greedy accuracy {s.target_greedy} -> {final}")
     model, tok, info = train(s, log=log)
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{s.key()}.", dir=cache_dir))
+    with writing(final):
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{s.key()}.", dir=cache_dir))
     try:
-        os.chmod(tmp, new_dir_mode())  # shareable like any directory, not mkdtemp's private 0700
-        model.save_pretrained(tmp)
-        tok.save_pretrained(tmp)
-        (tmp / INFO_FILE).write_text(json.dumps({**info, "files": checksums(tmp)}, indent=1))
+        with writing(final):  # a full disk: "no space left on device: <cache>/<hash>", the cache left as it was
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            (tmp / INFO_FILE).write_text(json.dumps({**info, "files": checksums(tmp)}, indent=1))
+            honour_umask(tmp)  # shareable like any directory, not mkdtemp's 0700 or safetensors' 0600
         try:
             os.rename(tmp, final)
         except OSError:  # another process finished the same warm start first: keep theirs

@@ -44,6 +44,29 @@ def test_new_files_honour_the_umask_and_replaced_files_keep_their_mode(tmp_path)
         os.umask(old)
 
 
+def test_a_directory_a_library_wrote_gets_the_modes_of_the_umask(tmp_path):
+    import stat
+
+    import torch
+    from safetensors.torch import save_file
+
+    from pods.io import honour_umask
+
+    old = os.umask(0o022)
+    try:
+        (tmp_path / "d" / "sub").mkdir(parents=True)
+        os.chmod(tmp_path / "d", 0o700)  # as tempfile.mkdtemp makes it
+        save_file({"w": torch.zeros(2)}, str(tmp_path / "d" / "sub" / "model.safetensors"))  # safetensors: 0600
+        (tmp_path / "d" / "run.sh").write_text("#!/bin/sh\n")
+        os.chmod(tmp_path / "d" / "run.sh", 0o700)
+        assert stat.S_IMODE((tmp_path / "d" / "sub" / "model.safetensors").stat().st_mode) == 0o600
+        honour_umask(tmp_path / "d")
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in [tmp_path / "d", *(tmp_path / "d").rglob("*")]}
+        assert modes == {"d": 0o755, "sub": 0o755, "model.safetensors": 0o644, "run.sh": 0o755}
+    finally:
+        os.umask(old)
+
+
 def test_a_failed_write_says_cause_and_path_and_keeps_the_old_file(tmp_path, monkeypatch):
     import errno
     import os

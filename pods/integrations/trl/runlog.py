@@ -19,7 +19,7 @@ from pathlib import Path
 from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
-from pods.io import atomic_write_json
+from pods.io import atomic_write_json, honour_umask
 
 SAVED = ("elapsed", "eval_seconds", "next_eval", "next_save", "row")  # restored on resume
 
@@ -87,6 +87,11 @@ class RunLog(TrainerCallback, ExportableState):
 
     def on_train_end(self, args, state, control, **kwargs):
         self._flush()
+
+    def on_save(self, args, state, control, **kwargs):
+        saved = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if state.is_world_process_zero and saved.is_dir():
+            honour_umask(saved)  # TRL's safetensors files are 0600: teammates could not evaluate or resume
 
     def on_evaluate(self, args, state, control, metrics=None, **kwargs):
         if self._pause is not None:

@@ -95,6 +95,9 @@ BAD = {  # a built-in-like reward of each misbehaviour, called through the one c
     "nan": lambda c, a, **k: [float("nan")] + [0.0] * (len(c) - 1),
     "inf": lambda c, a, **k: [0.0] * (len(c) - 1) + [float("inf")],
     "strict": lambda c, a: [0.0 for _ in c],  # no **columns
+    "exits": lambda c, a, **k: exit(0),
+    "huge": lambda c, a, **k: [0.0, 1e308, 0.0],
+    "bigint": lambda c, a, **k: [0, 0, -10**400],
 }
 
 
@@ -108,6 +111,10 @@ BAD = {  # a built-in-like reward of each misbehaviour, called through the one c
     ("nan", "returned NaN/inf for 1 of them (nan at 0; first at completion 0: '<think>a</think>'): return a finite"),
     ("inf", "returned NaN/inf for 1 of them (inf at 2; first at completion 2: ''): return a finite score"),
     ("strict", "reward 'mine:strict' on 3 completions does not accept the dataset's extra columns (level): TypeError:"),
+    ("exits", "reward 'mine:exits' on 3 completions called sys.exit(0); it passed the start-up probe"),
+    ("huge", "returned scores too large for float32 for 1 of them (1e+308 at 1; first at completion 1: '72'): scores "
+             "are trained in float32 (at most 3.4e+38 in size)"),
+    ("bigint", "returned scores too large for float32 for 1 of them (-1000000000000000000... at 2;"),
 ])
 def test_every_call_is_checked_in_one_place_and_names_the_plugin(kind, message):
     from pods.errors import PodsError, RewardError
@@ -126,3 +133,24 @@ def test_a_builtin_that_raises_keeps_its_traceback_but_its_output_is_checked():
     with pytest.raises(RewardError, match=r"reward 'gsm8k' on 1 completion returned NaN/inf"):
         rewards.scores("gsm8k", BAD["nan"], ["x"], ["1"], {})
     assert rewards.scores("gsm8k", lambda c, a: (True,), ["x"], ["1"], {}) == [1.0]  # bools and tuples are fine
+
+
+def test_each_function_gets_inputs_it_cannot_corrupt(tmp_path):
+    """A function that sorts, reverses or rewrites its lists (or a mutable column value) in place changes nothing
+    for the functions after it, nor for the caller."""
+    (tmp_path / "vandal.py").write_text(
+        "def vandal(completions, answers, **columns):\n"
+        "    completions.sort(reverse=True)\n    answers.reverse()\n    answers[0] = '-1'\n"
+        "    for values in columns.values():\n        values[-1].append('x')\n        values.reverse()\n"
+        "    return [0.0 for _ in completions]\n")
+
+    def count_tags(completions, answers, **columns):
+        return [float(len(t)) for t in columns["tags"]]
+
+    completions, answers, tags = ["<answer>3</answer>", "<answer>9</answer>", "x"], ["3", "4", "9"], [["a"], [], []]
+    before = (list(completions), list(answers), [list(t) for t in tags])
+    mixed = rewards.combined([{"name": f"{tmp_path / 'vandal.py'}:vandal", "weight": 0.0}, {"name": "gsm8k"}])
+    total, per_fn = mixed(completions, answers, tags=tags)
+    assert per_fn["gsm8k"] == [1.0, 0.0, 0.0] and total == [1.0, 0.0, 0.0]
+    assert (completions, answers, tags) == before
+    assert rewards.scores("mine:count", count_tags, completions, answers, {"tags": tags}) == [1.0, 0.0, 0.0]

@@ -63,7 +63,9 @@ def test_warmstart_trains_to_target_and_caches(tmp_path, monkeypatch):
 def test_unreached_target_raises_and_leaves_no_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(ws, "task_data", easy_task)
     cfg = dict(FAST, lr=1e-9, max_steps=10, cache_dir=str(tmp_path))
-    with pytest.raises(RuntimeError, match="did not reach"):
+    with pytest.raises(ConfigError, match=r"the warm start did not reach warmstart.target_greedy=.* in "
+                                          r"warmstart.max_steps=10 steps \(greedy accuracy .* at step 10\); nothing "
+                                          r"was cached. Raise warmstart.max_steps or warmstart.lr"):
         ws.ensure_warmstart(cfg, log=lambda *a: None)
     assert not any(tmp_path.iterdir())
 
