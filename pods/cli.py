@@ -144,6 +144,14 @@ class SweepFailed(SystemExit):
         self.failures, self.jobs = failures, jobs
 
 
+class SweepRefused(SystemExit):
+    """A launcher's PodsError before any job ran, raised past Hydra's own report (which prints a traceback)."""
+
+    def __init__(self, error: PodsError):
+        super().__init__(error.exit_code)
+        self.error = error
+
+
 def sweep_exit_code(failures: list[JobFailure]) -> int:
     """A failed sweep's exit code: 1 when a job met an unexpected error (a bug), else 2 (a setting to fix)."""
     return 1 if any(f.code == 1 for f in failures) else 2
@@ -200,6 +208,9 @@ class HydraApp:
             for failure in stop.failures:
                 print(failure.message, file=sys.stderr)
             jobs, failed = stop.jobs, stop.failures
+        except SweepRefused as stop:
+            report_error(self.program, stop.error)
+            sys.exit(stop.code)
         except SystemExit as stop:
             if stop.code == 1 and self.jobs == 0:  # Hydra printed why it could not compose the config
                 sys.exit(2)

@@ -4,6 +4,7 @@
     atomic_write_text(run_dir / "config.yaml", text)
     with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
     with exclusive_lock(path, "run directory x", hint): ...   # LockedError at once while another process holds it
+                                                              # (NoLockError: a file system without flock)
 
 A write goes to a temporary file beside the target, is flushed to disk and renamed over it (`os.replace`): on any
 error the old target is left untouched. A new file gets the mode `open(path, "w")` would give it (`honour_umask`
@@ -20,6 +21,7 @@ import os
 import re
 import socket
 import stat
+import sys
 import tempfile
 import time
 from contextlib import contextmanager
@@ -50,6 +52,34 @@ class WriteError(PodsError, OSError):
 
 class LockedError(PodsError):
     """Another process holds the lock; str() names the locked thing, the holder (PID, host) and what to do."""
+
+
+class NoLockError(PodsError):
+    """The file system cannot lock (flock fails with ENOLCK / EOPNOTSUPP / ENOSYS); str() names it and the fix."""
+
+
+LOCK_ENV = "PODS_LOCK"  # "off": no exclusive_lock (a file system without flock, and no way to mount it with one)
+NO_FLOCK = (errno_codes.ENOLCK, errno_codes.EOPNOTSUPP, errno_codes.ENOTSUP, errno_codes.ENOSYS)
+
+
+def file_system(path: str | Path) -> str:
+    """'nfs4 at /shared' (type and mount point of the mount holding `path`, from /proc/self/mountinfo), or
+    'unknown' where that cannot be read."""
+    target, best = os.path.realpath(path), ("unknown", "")
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return best[0]
+    for line in lines:
+        fields = line.split()
+        if "-" not in fields:
+            continue
+        mount = fields[4].replace("\\040", " ")
+        inside = target == mount or target.startswith(mount.rstrip("/") + "/")
+        if inside and len(mount) >= len(best[1]):
+            best = (f"{fields[fields.index('-') + 1]} at {mount}", mount)
+    return best[0]
 
 
 def os_error_in(exc: BaseException) -> OSError | None:
@@ -148,21 +178,45 @@ def _holder(fd: int) -> str:
     return text or "a process that has not yet written its PID"
 
 
+def _no_lock(path: Path, what: str, err: OSError) -> NoLockError:
+    return NoLockError(
+        f"cannot lock {path}: its file system ({file_system(path.parent)}) does not support file locks "
+        f"(flock: {os.strerror(err.errno).lower()}), so nothing would keep a second process from writing {what} at "
+        "the same time. Mount it with locking (Lustre: the `flock` mount option; NFS: the server's lock manager, "
+        f"lockd / statd for NFSv3), use a local or locking file system, or set {LOCK_ENV}=off to run without the "
+        "lock (then start only one process per run directory yourself)")
+
+
 @contextmanager
-def exclusive_lock(path: str | Path, what: str, hint: str):
+def exclusive_lock(path: str | Path, what: str, hint: str, *, lock=fcntl.flock, environ=os.environ):
     """Hold an exclusive flock on `path` (created naming this process's PID and host, removed on release) for
     the block; LockedError "<what> is in use by <holder>; <hint>" at once when another process holds it. The OS
-    drops the lock when its process dies, however it dies."""
+    drops the lock when its process dies, however it dies. NoLockError when the file system cannot lock (NFS
+    without a lock manager, Lustre without `-o flock`), unless PODS_LOCK=off in `environ` (a warning, no lock).
+    `lock`: the flock call (a test passes one that fails as such a file system does)."""
     path = Path(path)
+    setting = environ.get(LOCK_ENV, "on")
+    if setting not in ("on", "off"):
+        raise NoLockError(f"{LOCK_ENV}={setting!r}: must be on (the default) or off")
+    if setting == "off":
+        print(f"warning: {LOCK_ENV}=off: {what} is not locked; make sure no other process writes it", file=sys.stderr)
+        yield
+        return
     while True:
         with writing(path):
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            lock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = _holder(fd)
             os.close(fd)
             raise LockedError(f"{what} is in use by another process ({holder}; lock file {path}); {hint}") from None
+        except OSError as err:
+            os.close(fd)
+            if err.errno not in NO_FLOCK:
+                raise WriteError(path, err) from err
+            _remove(path)
+            raise _no_lock(path, what, err) from None
         try:  # the previous holder may have removed the file between our open and flock: lock the new one
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
@@ -177,8 +231,12 @@ def exclusive_lock(path: str | Path, what: str, hint: str):
                       .encode(), 0)
         yield
     finally:
-        try:
-            os.unlink(path)  # while still holding the lock (see the inode check above)
-        except FileNotFoundError:
-            pass
+        _remove(path)  # while still holding the lock (see the inode check above)
         os.close(fd)
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

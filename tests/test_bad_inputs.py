@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,9 @@ def files(tmp_path_factory) -> Path:
     (data / "bad.json").write_text('[{"question": "a", "answer": "1"},\n {"question": "b", "answer": }]')
     (data / "latin1.jsonl").write_bytes(b'{"question": "a", "answer": "1"}\n{"question": "caf\xe9", "answer": "2"}\n')
     (data / "nocol.jsonl").write_text('{"text": "a", "answer": "1"}\n')
+    (data / "blank.jsonl").write_text('{"question": "a", "answer": "1"}\n{"question": "b", "answer": ""}\n'
+                                      '{"question": "c", "answer": " \\t"}\n')
+    (data / "noprompt.jsonl").write_text('{"question": "a", "answer": "1"}\n{"question": "", "answer": "2"}\n')
     (data / "onlytest").mkdir()
     (data / "onlytest" / "test.jsonl").write_text('{"question": "a", "answer": "1"}\n')
     _parquet(data / "list.parquet", [{"question": "a", "answer": [1, 2]}])
@@ -112,6 +116,11 @@ def files(tmp_path_factory) -> Path:
     _ledgers(d / "ledgers")
     trained = run("train.py", [*TRAIN, f"output_root={d / 'runs-bad'}", "run_name=dmg"])  # one real step
     assert trained.returncode == 0, trained.stderr[-2000:]
+    for name in ("nomani", "midrow"):  # issue 33: copies of the intact run, each damaged in one more way
+        shutil.copytree(d / "runs-bad" / "dmg", d / "runs-bad" / name)
+    (d / "runs-bad" / "nomani" / "checkpoint-1" / "manifest.json").unlink()
+    rows = (d / "runs-bad" / "midrow" / "metrics.jsonl").read_text()
+    (d / "runs-bad" / "midrow" / "metrics.jsonl").write_text('{"step": 0, "loss": 0.\x00\x00\n' + rows)
     (d / "runs-bad" / "dmg" / "checkpoint-1" / "state.json").write_text('{"step": 1, "elap')  # truncated
     return d
 
@@ -185,6 +194,10 @@ CASES = [
      ["rl.dynamic_sampling_metric=total: used by dynamic sampling only; set rl.dynamic_sampling=true"]),
     ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
      ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
+    ("slurm-without-slurm", "train.py", ["-m", "rl.n=4,8", "hydra/launcher=slurm", "hydra.sweep.dir={d}/slurm-sweep"],
+     ["train.py: error: hydra/launcher=slurm submits the sweep's 2 jobs to Slurm, but sbatch and srun are not on "
+      "this machine's PATH: run the command on a Slurm login node (or load its module), or leave hydra/launcher out "
+      "to run the jobs here, one after another"]),
     # ---- train.py: your own functions by import path (issue 14), checked before any model loads
     ("plugin-dataset-no-module", "train.py", ["dataset.name=nomod_xyz:load"],
      ["dataset 'nomod_xyz:load': cannot import 'nomod_xyz'", "expected: def my_data(split: str)"]),
@@ -251,6 +264,17 @@ CASES = [
      ["struct.parquet row 1: the answer (column 'answer') is dict"]),
     ("data-parquet-nan-answer", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/nan.parquet"],
      ["nan.parquet row 2: the answer (column 'answer') is nan (not a finite number)"]),
+    # issue 33: empty or blank answers and prompts, refused like null ones, with the count and the first row
+    ("data-blank-answers", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/blank.jsonl"],
+     ["gsm8k: {d}/data/blank.jsonl: 2 of 3 rows have an empty or blank answer (first: line 2), an answer no "
+      "completion can match (reward 0); fill them in or remove those rows"]),
+    ("data-empty-prompt", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/noprompt.jsonl"],
+     ["gsm8k: {d}/data/noprompt.jsonl: 1 of 2 rows have an empty or blank prompt (first: line 2), a model given "
+      "nothing to answer; fill them in or remove those rows"]),
+    ("plugin-dataset-blank-answers", "train.py", ["dataset.name=tests/fixtures/plugins/blank_rows.py:data"],
+     ["dataset 'tests/fixtures/plugins/blank_rows.py:data': split 'train': 2 of 5 rows have an empty or blank "
+      "answer (first: row 1), an answer no completion can match (reward 0); fill them in or remove those rows",
+      "expected: def my_data(split: str)"]),
     ("data-hub-unreachable", "train.py", ["dataset=gsm8k"],
      ["could not load the hub dataset openai/gsm8k", "dataset.path=/path/to/train.jsonl"]),
     # ---- train.py: the model (TRAIN's model=tiny replaced)
@@ -270,6 +294,15 @@ CASES = [
     ("run-dir-only-damaged-checkpoint", "train.py", ["output_root={d}/runs-bad", "run_name=dmg", "rl.max_steps=2"],
      ["checkpoint {d}/runs-bad/dmg/checkpoint-1 is damaged (state.json", "it is left in place",
       "train.py: error: every checkpoint of {d}/runs-bad/dmg is damaged"]),
+    # issue 33: a checkpoint whose manifest is gone is used with a warning; a damaged row in the middle of
+    # metrics.jsonl is kept aside (test_a_damaged_metrics_row_is_kept_aside checks the files)
+    ("checkpoint-without-manifest", "train.py", ["output_root={d}/runs-bad", "run_name=nomani", "rl.max_steps=2"],
+     ["warning: checkpoint {d}/runs-bad/nomani/checkpoint-1 has no manifest.json (lost, or written before manifests "
+      "existed): its files cannot be checked against their sizes and checksums, so it is used unverified"], 0),
+    ("metrics-damaged-row", "train.py", ["output_root={d}/runs-bad", "run_name=midrow", "rl.max_steps=2"],
+     ["warning: {d}/runs-bad/midrow/metrics.jsonl: line 1 is not a JSON row (damaged on disk or edited); the file "
+      "as it was is kept in {d}/runs-bad/midrow/metrics.damaged-", ".jsonl, and {d}/runs-bad/midrow/metrics.jsonl "
+      "continues without it"], 0),
     ("demo-evaluation-section", "train.py", ["experiment=demo", "warmstart=null", "evaluation.size=-1"],
      ["evaluation.size must be an integer >= 1, got -1"]),
     ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
@@ -457,6 +490,15 @@ def _check(case, files: Path, code: int, stdout: str, stderr: str, out: Path) ->
 def test_bad_input_is_one_clean_message(case, files, outcomes):
     result, out = outcomes[case[0]]
     _check(case, files, result["code"], result["stdout"], result["stderr"], out)
+
+
+def test_a_damaged_metrics_row_is_kept_aside(files, outcomes):
+    from pods.run.metrics import read_metrics
+
+    run_dir = files / "runs-bad" / "midrow"
+    (kept,) = run_dir.glob("metrics.damaged-*.jsonl")
+    assert kept.read_text().startswith('{"step": 0, "loss": 0.\x00\x00\n{"step": 1,')  # the file as it was
+    assert [r["step"] for r in read_metrics(run_dir)] == [1, 2]
 
 
 def test_one_reward_cannot_change_what_the_next_one_scores(outcomes):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -25,11 +26,13 @@ from typing import Any, Sequence
 from hydra.core.utils import JobReturn
 from hydra_plugins.hydra_submitit_launcher import submitit_launcher
 
-from pods.cli import JobFailure, SweepFailed, job_label
+from pods.cli import JobFailure, SweepFailed, SweepRefused, job_label
+from pods.errors import ConfigError
 
 # The local job controller starts in a shell that ignores the terminal's Ctrl-C: submitit's controller would
 # SIGKILL the job 1 s after it, mid-step. The job itself still gets Ctrl-C (pods.cli.HydraApp.job takes it back).
 IGNORE_CTRL_C = "trap '' INT"
+SLURM_TOOLS = ("sbatch", "srun")  # what submitting needs (submitit calls sacct / scontrol while it waits)
 # Slurm's signal may come up to a minute early (it checks the time limit once a minute)
 SIGNAL_SLACK_S = 60
 
@@ -108,6 +111,13 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         p["setup"] = [*requeue_trap(p["timeout_min"], p["signal_delay_s"], p["max_num_timeout"]), *(p.get("setup") or [])]
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
+        missing, jobs = [tool for tool in SLURM_TOOLS if shutil.which(tool) is None], len(job_overrides)
+        if missing:  # submitit's own error is a traceback ("Could not detect srun")
+            raise SweepRefused(ConfigError(
+                f"hydra/launcher=slurm submits the sweep's {jobs} job{'s' * (jobs != 1)} to Slurm, but "
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not on this machine's PATH: run the "
+                "command on a Slurm login node (or load its module), or leave hydra/launcher out to run the jobs "
+                "here, one after another"))
         results = super().launch(job_overrides, initial_job_idx)
         labels = [job_label(num, o) for num, o in enumerate(job_overrides, start=initial_job_idx)]
         found = failures(results, labels, str(self.params["submitit_folder"]))

@@ -19,7 +19,7 @@ from typing import Any
 from pods import plugins
 from pods.data.example import Example
 from pods.data.math_labels import labels_problem
-from pods.data.sources import DATASETS, load_rows, to_examples, usable_answer
+from pods.data.sources import DATASETS, blank_rows, is_blank, load_rows, to_examples, usable_answer
 from pods.errors import ConfigError, DataError
 
 log = logging.getLogger(__name__)
@@ -112,8 +112,8 @@ def plugin_examples(name: str, split: str) -> list[Example]:
     """The examples of your dataset function `name` (pods.plugins): Examples, or dicts with a text `prompt`,
     an `answer` (text or a finite number) and any columns for the rewards; PluginError naming the row."""
     hint = f"\n  expected: {plugins.DATASET_SIGNATURE}"
-    out = []
-    for i, row in enumerate(plugins.rows(name, split)):
+    out, rows, blank = [], plugins.rows(name, split), {"prompt": [], "answer": []}
+    for i, row in enumerate(rows):
         if isinstance(row, dict) and "prompt" in row and "answer" in row:
             row = Example(prompt=row["prompt"], answer=row["answer"],
                           meta={k: v for k, v in row.items() if k not in ("prompt", "answer")})
@@ -121,12 +121,20 @@ def plugin_examples(name: str, split: str) -> list[Example]:
             raise plugins.PluginError(f"dataset {name!r}: split {split!r}, row {i} is {row!r:.200}: each row must be "
                                       f"a pods.data.Example or a dict with a 'prompt' and an 'answer'{hint}")
         answer = row.answer
+        empty = [what for what, value in (("prompt", row.prompt), ("answer", answer)) if is_blank(value)]
+        for what in empty:
+            blank[what].append(f"row {i}")
+        if empty:
+            continue
         if not isinstance(row.prompt, str) or not usable_answer(answer):
             raise plugins.PluginError(
                 f"dataset {name!r}: split {split!r}, row {i}: the prompt must be text and the answer text or a finite "
                 f"number (a list, a mapping, NaN or a bool matches no completion); got prompt {row.prompt!r:.80}, "
                 f"answer {answer!r:.80}{hint}")
         out.append(row if isinstance(answer, str) else Example(row.prompt, str(answer), row.meta))
+    for what, found in blank.items():
+        if found:
+            raise plugins.PluginError(blank_rows(f"dataset {name!r}: split {split!r}", what, found, len(rows)) + hint)
     if not out:
         raise plugins.PluginError(f"dataset {name!r}: split {split!r} is empty{hint}")
     return out

@@ -187,6 +187,18 @@ def _pick(row: dict, wanted: str | None, candidates: tuple[str, ...], what: str,
                     f"{sorted(row)}; set dataset.options.{option} to the right column")
 
 
+def is_blank(value) -> bool:
+    """An empty or whitespace-only text: a prompt with nothing to answer, an answer no completion can match."""
+    return isinstance(value, str) and not value.strip()
+
+
+def blank_rows(where: str, what: str, found: list[str], total: int) -> str:
+    """The message refusing the rows `found` (their places, e.g. "line 3") whose `what` is blank."""
+    why = "a model given nothing to answer" if what == "prompt" else "an answer no completion can match (reward 0)"
+    return (f"{where}: {len(found)} of {total} rows have an empty or blank {what} (first: {found[0]}), {why}; fill "
+            f"them in or remove those rows")
+
+
 def usable_answer(answer) -> bool:
     """Text or a finite number (not a bool): what a completion's answer can be compared with."""
     number = isinstance(answer, (int, float)) and not isinstance(answer, bool)
@@ -262,13 +274,19 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
     read = ANSWERS[spec.answer]
     if not rows:
         raise DataError(f"{name}: {source} holds no rows")
-    examples, no_answer, cut = [], 0, 0
+    examples, no_answer, cut, blank = [], 0, 0, {"prompt": [], "answer": []}
     for i, row in enumerate(rows):
-        ctx = f"{name}: {source} {places[i] if places else f'row {i}'}"
+        place = places[i] if places else f"row {i}"
+        ctx = f"{name}: {source} {place}"
         if not isinstance(row, dict):
             raise DataError(f"{ctx} is not an object: {row!r:.80}; each row needs a question and an answer")
         pcol, prompt = _pick(row, prompt_column, PROMPT_COLUMNS, "prompt", ctx)
         col, raw = _pick(row, answer_column, spec.answer_columns, "answer", ctx)
+        empty = [what for what, value in (("prompt", prompt), ("answer", raw)) if is_blank(value)]
+        for what in empty:
+            blank[what].append(place)
+        if empty:
+            continue
         _check_types(ctx, pcol, prompt, col, raw)
         meta = {k: row[k] for k in spec.meta_columns if k in row}
         text = _format_answer(raw)
@@ -282,6 +300,9 @@ def to_examples(name: str, rows: list[dict], source: str, prompt_column, answer_
             letters = "ABCDEFGHIJ"
             prompt = f"{prompt}\n" + "\n".join(f"({letters[j]}) {c}" for j, c in enumerate(choices[:10]))
         examples.append(Example(str(prompt), answer, meta))
+    for what, found in blank.items():
+        if found:
+            raise DataError(blank_rows(f"{name}: {source}", what, found, len(rows)))
     if no_answer:
         log.warning("%s: skipped %d of %d rows of %s without an answer", name, no_answer, len(rows), source)
     if labels != "full":

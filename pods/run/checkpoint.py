@@ -215,15 +215,23 @@ def warn_stderr(message: str) -> None:
 
 
 def intact(run_dir: Path, warn=warn_stderr) -> list[Path]:
-    """The run's checkpoints that pass `verify`, by step; `warn` is called for each damaged one."""
+    """The run's checkpoints that pass `verify`, by step; `warn` is called for each damaged one, and for each
+    one without a manifest (used unverified)."""
     out = []
     for path in checkpoints(run_dir):
         problems = verify(path)
         if problems:
             warn(f"skipping damaged {path}: {'; '.join(problems)}")
         else:
+            if not (path / manifest.MANIFEST).is_file():
+                warn(_unverified(path))
             out.append(path)
     return out
+
+
+def _unverified(path: Path) -> str:
+    return (f"checkpoint {path} has no {manifest.MANIFEST} (lost, or written before manifests existed): its files "
+            "cannot be checked against their sizes and checksums, so it is used unverified")
 
 
 def _damaged(path: Path, problems: list[str], oldest: bool) -> str:
@@ -268,7 +276,10 @@ def resume(run_dir: Path, policy, optimizer=None, scheduler=None, generators=Non
         problems = verified[path] if verified and path in verified else verify(path)
         if not problems:
             try:
-                return path, load(path, policy, optimizer, scheduler, generators)
+                state = load(path, policy, optimizer, scheduler, generators)
+                if not (path / manifest.MANIFEST).is_file():
+                    warn(_unverified(path))
+                return path, state
             except Exception as e:
                 if (path / manifest.MANIFEST).is_file():
                     raise  # verified intact: the error is not damage, it must be seen as it is

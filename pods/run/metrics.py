@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sys
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -63,12 +65,36 @@ def read_metrics(run_dir: Path) -> list[dict]:
     return rows
 
 
-def truncate_metrics(run_dir: Path, step: int) -> None:
-    """Keep only rows with row["step"] <= step (atomic rewrite)."""
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def truncate_metrics(run_dir: Path, step: int, log=_warn) -> None:
+    """Keep only rows with row["step"] <= step (atomic rewrite). A line that is not a JSON object before the
+    last one (damaged on disk, edited by hand) is left out with a warning, the file as it was kept in
+    metrics.damaged-<unix time>.jsonl; a torn last line (a crash while writing it) is dropped silently."""
     path = Path(run_dir) / METRICS_FILE
     if not path.exists():
         return
-    rows = [r for r in read_metrics(run_dir) if r.get("step", 0) <= step]
+    lines = path.read_bytes().decode("utf-8", "replace").splitlines()
+    rows, bad = [], []
+    for number, line in enumerate(lines, 1):
+        try:
+            row = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            row = "bad"
+        if isinstance(row, dict):
+            rows.append(row)
+        elif row is not None and number < len(lines):
+            bad.append(number)
+    if bad:
+        kept = path.with_name(f"metrics.damaged-{int(time.time())}.jsonl")
+        with writing(kept):
+            shutil.copyfile(path, kept)
+        where = f"line {bad[0]}" if len(bad) == 1 else f"{len(bad)} lines (first: line {bad[0]})"
+        log(f"warning: {path}: {where} is not a JSON row (damaged on disk or edited); the file as it was is kept in "
+            f"{kept}, and {path} continues without it")
+    rows = [r for r in rows if r.get("step", 0) <= step]
     atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
 
 

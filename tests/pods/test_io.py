@@ -181,3 +181,46 @@ def test_released_locks_can_be_taken_again_in_the_same_process(tmp_path):
     with exclusive_lock(lock, "x", ""):
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+def _flock_failing_with(code):
+    """A flock as a file system without locks answers it (NFS without a lock manager: ENOLCK; Lustre without
+    `-o flock` or a FUSE file system: EOPNOTSUPP / ENOSYS)."""
+    def flock(fd, operation):
+        raise OSError(code, os.strerror(code))
+    return flock
+
+
+@pytest.mark.parametrize("code", ["ENOLCK", "EOPNOTSUPP", "ENOSYS"])
+def test_a_file_system_without_flock_is_refused_naming_it_and_the_setting(tmp_path, code, capsys):
+    import errno
+
+    from pods.io import NoLockError, exclusive_lock, file_system
+
+    lock = tmp_path / ".lock"
+    with pytest.raises(NoLockError) as err:
+        with exclusive_lock(lock, f"run directory {tmp_path}", "", lock=_flock_failing_with(getattr(errno, code))):
+            pass
+    assert str(err.value) == (
+        f"cannot lock {lock}: its file system ({file_system(tmp_path)}) does not support file locks (flock: "
+        f"{os.strerror(getattr(errno, code)).lower()}), so nothing would keep a second process from writing run "
+        f"directory {tmp_path} at the same time. Mount it with locking (Lustre: the `flock` mount option; NFS: the "
+        "server's lock manager, lockd / statd for NFSv3), use a local or locking file system, or set PODS_LOCK=off "
+        "to run without the lock (then start only one process per run directory yourself)")
+    assert not lock.exists()  # nothing left behind
+    with exclusive_lock(lock, "run directory x", "", lock=_flock_failing_with(getattr(errno, code)),
+                        environ={"PODS_LOCK": "off"}):  # the setting: no lock at all, with a warning
+        assert not lock.exists()
+    assert capsys.readouterr().err == "warning: PODS_LOCK=off: run directory x is not locked; make sure no other " \
+                                      "process writes it\n"
+
+
+def test_the_file_system_is_named_from_mountinfo(tmp_path):
+    from pods.io import NoLockError, exclusive_lock, file_system
+
+    mounts = {line.split()[4]: line.split()[line.split().index("-") + 1] for line in open("/proc/self/mountinfo")}
+    assert file_system("/proc/self") == f"{mounts['/proc']} at /proc"
+    assert file_system(tmp_path).split(" at ")[0] in mounts.values()
+    with pytest.raises(NoLockError, match=r"PODS_LOCK='maybe': must be on \(the default\) or off"):
+        with exclusive_lock(tmp_path / ".lock", "x", "", environ={"PODS_LOCK": "maybe"}):
+            pass

@@ -186,14 +186,18 @@ def test_a_checkpoint_without_manifest_is_used_when_it_loads_and_skipped_when_it
     _two_checkpoints(tmp_path)
     for step in (2, 4):
         (tmp_path / f"checkpoint-{step}" / "manifest.json").unlink()  # as written by older versions
-    policy = FakePolicy()
-    assert ck.resume(tmp_path, policy, warn=pytest.fail)[0].name == "checkpoint-4" and float(policy.w) == 4.0
+    policy, warnings = FakePolicy(), []
+    assert ck.resume(tmp_path, policy, warn=warnings.append)[0].name == "checkpoint-4" and float(policy.w) == 4.0
+    assert warnings == [f"checkpoint {tmp_path / 'checkpoint-4'} has no manifest.json (lost, or written before "
+                        "manifests existed): its files cannot be checked against their sizes and checksums, so it "
+                        "is used unverified"]  # once: not for checkpoint-2, which it did not use
     trainer = tmp_path / "checkpoint-4" / "trainer.pt"
     trainer.write_bytes(trainer.read_bytes()[:20])
     warnings = []
     path, _ = ck.resume(tmp_path, policy, torch.optim.AdamW([torch.nn.Parameter(torch.ones(2))]),
                         warn=warnings.append)
     assert path.name == "checkpoint-2" and "loading failed" in warnings[0] and float(policy.w) == 2.0
+    assert "checkpoint-2 has no manifest.json" in warnings[1] and len(warnings) == 2
 
 
 def test_clean_stale_removes_temp_dirs_and_restores_an_interrupted_resave(tmp_path):
