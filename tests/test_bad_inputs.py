@@ -628,5 +628,7 @@ def test_preflight_presets_honour_gpu_memory_gib():
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
     lines = proc.stdout.splitlines()
     assert lines[0] == "| preset | job | backend | 1 GiB (1.0 GiB) | generation |"
-    rows = [line for line in lines[2:] if line.startswith("| ")]
-    assert rows and all("DOES NOT FIT" in line for line in rows) and "L40S" not in proc.stdout
+    cells = [line.split(" | ")[3] for line in lines[2:] if line.startswith("| ")]  # "8.4 GiB DOES NOT FIT"
+    verdicts = {cell: cell.endswith(" fits") for cell in cells}
+    assert verdicts and "L40S" not in proc.stdout and any(not fits for fits in verdicts.values())
+    assert all(fits == (float(cell.split()[0]) <= 1.0) for cell, fits in verdicts.items())  # judged on 1 GiB
