@@ -170,6 +170,9 @@ CASES = [
                                                   "null keeps every example"]),
     ("run_name-escapes", "train.py", ["run_name=../../x"], ["run_name '../../x' must be a name inside output_root"]),
     ("run_name-absolute", "train.py", ["run_name=/tmp/elsewhere"], ["run_name '/tmp/elsewhere' must be a name inside"]),
+    ("run_name-too-long", "train.py", ["run_name=" + "r" * 300],
+     ["run_name 'rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr'... is 300 characters long (300 bytes): a directory name holds "
+      "at most 255 bytes; choose a shorter run_name=NAME"]),
     ("output_root-file", "train.py", ["output_root={d}/a-file"], ["output_root {d}/a-file is a file, not a directory"]),
     ("bool-as-word", "train.py", ["logging.wandb=maybe"], ["logging.wandb must be true or false, got 'maybe'"]),
     ("list-as-number", "train.py", ["optim.betas=0.9"], ["optim.betas must be a list"]),
@@ -188,6 +191,9 @@ CASES = [
      ["rl.max_generation_rounds must be an integer in [1, 32], got 0"]),
     ("generation-rounds-unbounded", "train.py", ["rl.max_generation_rounds=1000", "rl.dynamic_sampling=true"],
      ["rl.max_generation_rounds must be an integer in [1, 32], got 1000; each round generates B x n more"]),
+    ("generation-rounds-without-dynamic-sampling", "train.py", ["rl.max_generation_rounds=8"],
+     ["rl.max_generation_rounds=8: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
+      "rl.dynamic_sampling_metric, rl.short_batch, rl.max_generation_rounds at their defaults"]),
     ("short-batch-unknown", "train.py", ["rl.dynamic_sampling=true", "rl.short_batch=skip"],
      ["unknown rl.short_batch 'skip'; valid: partial, top_up, error"]),
     ("dynamic-metric-without-dynamic-sampling", "train.py", ["rl.dynamic_sampling_metric=total"],

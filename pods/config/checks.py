@@ -40,6 +40,9 @@ def validate(cfg, *, cuda: bool | None = None) -> None:
         raise ConfigError("invalid config:\n  - " + "\n  - ".join(p))
 
 
+NAME_MAX = 255  # bytes in one file name (ext4, xfs, NFS, Lustre): a longer run_name cannot be a directory
+
+
 def _top(cfg) -> list[str]:
     """output_root and run_name: a writable directory and a name inside it."""
     root, name = Path(cfg.output_root), cfg.run_name
@@ -49,6 +52,10 @@ def _top(cfg) -> list[str]:
             return [f"run_name {name!r} must be a name inside output_root (no absolute path, no '..', no "
                         f"surrounding spaces): the run would land outside {root}; set output_root=DIR to choose "
                         "the parent directory and run_name=NAME for the run"]
+        longest = max(parts, key=lambda part: len(part.encode()))
+        if len(longest.encode()) > NAME_MAX:  # the file system would refuse the directory (ENAMETOOLONG)
+            return [f"run_name {name[:40]!r}... is {len(longest)} characters long ({len(longest.encode())} bytes): a "
+                    f"directory name holds at most {NAME_MAX} bytes; choose a shorter run_name=NAME"]
     found = output_path("output_root", root)
     if not found and name is not None and (root / name).exists() and not (root / name).is_dir():
         found.append(f"run directory {root / name} is a file: choose another run_name")
@@ -72,12 +79,12 @@ def _rl(cfg) -> list[str]:
 
 def _dynamic(rl) -> list[str]:
     """The dynamic-sampling settings act only with rl.dynamic_sampling=true: set otherwise, they would be ignored."""
-    keys = ("dynamic_sampling_metric", "short_batch")
+    keys = ("dynamic_sampling_metric", "short_batch", "max_generation_rounds")
     changed = [f"rl.{k}={rl[k]}" for k in keys if rl[k] != getattr(RLConfig, k)]
     if changed and not rl.dynamic_sampling:
         return [f"{', '.join(changed)}: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
-                f"rl.dynamic_sampling_metric and rl.short_batch at their defaults "
-                f"({', '.join(getattr(RLConfig, k) for k in keys)})"]
+                f"{', '.join(f'rl.{k}' for k in keys)} at their defaults "
+                f"({', '.join(str(getattr(RLConfig, k)) for k in keys)})"]
     return []
 
 
