@@ -200,7 +200,8 @@ CASES = [
      ["rl.dynamic_sampling_metric=total: used by dynamic sampling only; set rl.dynamic_sampling=true"]),
     ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
      ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
-    ("slurm-without-slurm", "train.py", ["-m", "rl.n=4,8", "hydra/launcher=slurm", "hydra.sweep.dir={d}/slurm-sweep"],
+    ("slurm-without-slurm", "train.py", ["hydra.mode=MULTIRUN", "rl.n=4,8", "hydra/launcher=slurm",
+                                         "hydra.sweep.dir={d}/slurm-sweep"],
      ["train.py: error: hydra/launcher=slurm submits the sweep's 2 jobs to Slurm, but sbatch and srun are not on "
       "this machine's PATH: run the command on a Slurm login node (or load its module), or leave hydra/launcher out "
       "to run the jobs here, one after another"]),
@@ -245,15 +246,6 @@ CASES = [
         f"tests/fixtures/plugins/{name}.py {said}: a plug-in must not end the program; code that parses a command "
         "line (argparse) or exits belongs under `if __name__ == \"__main__\":`", "expected: def my_reward("])
       for name, said in (("exits_at_import", "called sys.exit()"), ("argparse_at_import", "called sys.exit(2) (a usage or error line printed just above came from it, not from pods)"))],
-    # ---- issue 33: a reward that sorts or rewrites its inputs in place changes nothing for the next one
-    # (test_one_reward_cannot_change_what_the_next_one_scores compares the two runs' step 1)
-    *[(f"reward-inputs-{kind}", "train.py", ["experiment=demo", "warmstart.cache_dir={d}/ws", "evaluation=null",
-                                             "rl.max_steps=1", "rl.n=16", "rl.m=4", "rl.max_completion_tokens=8",
-                                             f"run_name=inputs-{kind}", "dataset.accuracy_reward=arithmetic", rewards],
-       [], 0)
-      for kind, rewards in (("plain", "dataset.rewards=[{name: arithmetic, weight: 1.0}]"),
-                            ("sorted", "dataset.rewards=[{name: 'tests/fixtures/plugins/bad_rewards.py:sorts_in_place',"
-                                       " weight: 0.0}, {name: arithmetic, weight: 1.0}]"))],
     # ---- train.py: data files (point 2), read before any model loads
     ("data-empty", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/empty.jsonl"], ["empty.jsonl is empty"]),
     ("data-malformed-json", "train.py", ["dataset=gsm8k", "dataset.path={d}/data/bad.json"],
@@ -321,6 +313,16 @@ CASES = [
                                                "run_name=ws"],  # rebuilt (a second warm start), then trains
      ["warning: the cached warm start {d}/ws/", "is damaged (model.safetensors does not match its checksum "
       "(100 bytes; truncated or changed)); rebuilding it"], 0),
+    # ---- issue 33: a reward that sorts or rewrites its inputs in place changes nothing for the next one
+    # (test_one_reward_cannot_change_what_the_next_one_scores compares the two runs' step 1; after
+    # warmstart-cache-truncated, whose rebuilt warm start they reuse)
+    *[(f"reward-inputs-{kind}", "train.py", ["experiment=demo", "warmstart.cache_dir={d}/ws", "evaluation=null",
+                                             "rl.max_steps=1", "rl.n=16", "rl.m=4", "rl.max_completion_tokens=8",
+                                             f"run_name=inputs-{kind}", "dataset.accuracy_reward=arithmetic", rewards],
+       [], 0)
+      for kind, rewards in (("plain", "dataset.rewards=[{name: arithmetic, weight: 1.0}]"),
+                            ("sorted", "dataset.rewards=[{name: 'tests/fixtures/plugins/bad_rewards.py:sorts_in_place',"
+                                       " weight: 0.0}, {name: arithmetic, weight: 1.0}]"))],
     # ---- issue 33: the warm start
     ("warmstart-never-reaches-target", "train.py", ["experiment=demo", "warmstart.cache_dir={d}/ws-target",
                                                     "warmstart.max_steps=2", "warmstart.eval_every=1",
