@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pods.errors import ConfigError
-from pods.io import new_dir_mode
+from pods.io import honour_umask
 
 
 @dataclass(frozen=True)
@@ -162,12 +162,12 @@ def ensure_converted(name: str, source: Path, log=print, expected: str | None = 
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
-        os.chmod(tmp, new_dir_mode())
         convert(name, source, tmp)
         info = {"model": name, "source": str(source), "source_sha256": digest,
                 "transformers": importlib.metadata.version("transformers"),
                 "files": {p.name: sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}}
         (tmp / INFO_FILE).write_text(json.dumps(info, indent=1), encoding="utf-8")
+        honour_umask(tmp)  # shareable: not mkdtemp's 0700 or safetensors' 0600
         try:
             os.rename(tmp, final)
         except OSError:  # another process converted the same file first: keep theirs
