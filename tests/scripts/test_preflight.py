@@ -14,7 +14,9 @@ SCRIPT = ROOT / "scripts" / "preflight.py"
 spec = importlib.util.spec_from_file_location("preflight", SCRIPT)
 preflight = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(preflight)
-FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false"]
+# full-parameter vLLM without the authors' reference pass (rl.reference_pass=always would add a reference copy)
+FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false",
+             "rl.reference_pass=auto"]
 
 
 def test_the_full_parameter_vllm_run_is_refused_on_an_l40s_with_the_knobs_that_fit(capsys):

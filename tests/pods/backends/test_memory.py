@@ -17,7 +17,9 @@ from helpers import compose_cfg
 
 torch.set_num_threads(1)
 L40S, H100 = memory.GPUS["L40S"], memory.GPUS["H100"]
-FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false"]
+# full-parameter vLLM without the authors' reference pass (rl.reference_pass=always would add a reference copy)
+FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false",
+             "rl.reference_pass=auto"]
 
 
 def tiny(arch="qwen2", hidden=64, layers=2, heads=4, kv_heads=2):
