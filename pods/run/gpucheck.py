@@ -42,7 +42,11 @@ def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int
            "rl.save_final=false", "logging.progress=false", "resume=false",
            f"output_root={out_dir}", f"run_name={variant}", "rl.n=8", "rl.m=4", "rl.temperature=1.0"]
     if real_cpu:  # SmolLM2-135M-Instruct from the real-cpu extra (pods.backends.gguf), on CPU, no download
-        run += ["model=smollm2-135m-instruct", "dataset=word_problems", "dataset.limit=64", "backend.device=cpu",
+        # one-digit sums in the chat template: a 135M model gets some right in 16 tokens, so rewards differ within
+        # a group and the update has a gradient (on word problems every reward was 0)
+        run += ["model=smollm2-135m-instruct", "dataset=arithmetic", "dataset.prompt_style=instruct",
+                "+dataset.options.digits=1", "dataset.limit=64", "dataset.accuracy_reward=gsm8k",
+                "dataset.rewards=[{name: gsm8k, weight: 1.0}, {name: tags, weight: 0.1}]", "backend.device=cpu",
                 "rl.prompts_per_step=2", "rl.micro_batch_size=8", "rl.max_prompt_tokens=400",
                 "rl.max_completion_tokens=16", "optim.name=adamw"]
         run += ["model.lora.rank=8", "model.lora.alpha=16"] if lora else ["model.lora.rank=0"]

