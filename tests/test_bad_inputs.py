@@ -452,8 +452,8 @@ CASES = [
        [f"preflight.py: error: argument --gpu-memory-gib: '{v}': must be a positive, finite number of GiB (e.g. 80)"])
       for v in ("nan", "inf")],
     ("preflight-two-gpus", "scripts/preflight.py", ["--gpu", "L40S", "--gpu", "H100", "experiment=gsm8k_main"],
-     [("stdout", "LoRA 64 on a 4-bit base, on L40S (44.99 GiB)"), ("stdout", "fits: 30.4 GiB of 45.0 GiB"),
-      ("stdout", "LoRA 64 on a 4-bit base, on H100 (79.65 GiB)"), ("stdout", "fits: 47.8 GiB of 79.7 GiB")], 0),
+     [("stdout", "LoRA 64 on a 4-bit base, on L40S (44.99 GiB)"), ("stdout", "fits: 30.9 GiB of 45.0 GiB"),
+      ("stdout", "LoRA 64 on a 4-bit base, on H100 (79.65 GiB)"), ("stdout", "fits: 48.2 GiB of 79.7 GiB")], 0),
 ]
 
 
