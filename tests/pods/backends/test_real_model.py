@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from pods import data, rewards
+from pods.rewards.authors import paper
 from pods.backends import gguf
 from pods.backends.base import Sampling
 from pods.backends.hf import HFGenerator, load_policy
@@ -97,7 +98,7 @@ def test_answer_extraction_and_format_reward_on_real_completions(policy, cfg):
     scores, per_fn = rewards.combined(cfg.dataset.rewards)(ro.texts, ["17"] * 8)
     for text, s, correct, fmt in zip(ro.texts, scores, per_fn["paper_answer"], per_fn["paper_format_score"]):
         assert 0.0 <= s <= 1.0 and correct in (0.0, 1.0)
-        assert correct == float(rewards.paper.paper_correct(text, "17"))
+        assert correct == float(paper.paper_correct(text, "17"))
         assert fmt == 0.0 or "<answer>" in text  # format credit needs the tags
 
 
