@@ -1,41 +1,11 @@
-"""The paper's published results and real completions, with one command.
+"""The paper's published results and real completions: `pods paper-data` as a script.
 
-    uv run python scripts/paper_data.py                    # git clone the authors' repository -> paper-data/
-    uv run python scripts/paper_data.py --from ~/src/pods  # or use a clone / results folder you already have
-
-Writes
-  paper-data/results/            the authors' results folder as published (per-run JSON, base-model JSON,
-                                 the 8-GPU CSVs): scripts/speedup.py, plot.py and paper_steps.py find it
-                                 (or pass `--results paper-data/results`);
-  paper-data/examples.jsonl.gz   every example completion stored in those files (their `examples` lists,
-                                 22,885 of them), one JSON per line: dataset, model (qwen | llama), question
-                                 (the user turn of the prompt, cut to 600 characters), answer, completion,
-                                 correct and format_correct (the authors' grader's verdicts): the input of
-                                 scripts/grader_agreement.py and scripts/bench_rewards.py.
-Source: https://github.com/YixuanEvenXu/pods (pods/analysis/paper_data.py does the work).
+    uv run python scripts/paper_data.py --help    # its arguments; the code: pods/commands/paper_data.py
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
-from pathlib import Path
 
-from pods.analysis.paper_data import PaperDataError, build
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--dest", type=Path, default=Path("paper-data"), help="output folder (default paper-data/)")
-    p.add_argument("--from", dest="source", type=Path, help="an existing clone of the authors' repo, or its results/")
-    args = p.parse_args(argv)
-    try:
-        build(args.dest, args.source)
-    except PaperDataError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    return 0
-
+from pods.commands.paper_data import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="paper_data.py"))

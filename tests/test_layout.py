@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PODS = ROOT / "pods"
 BASE = ("errors", "io", "cli", "extras", "plugins")  # the base modules directly in pods/
 ALLOWED = {  # package -> packages it may import (itself always allowed)
+    "commands": {"evaluation", "run", "config", "core", "rewards", "data", "backends", "integrations", "analysis",
+                 "base"},  # the `pods` command's subcommands: entry points
     "evaluation": {"run", "config", "core", "rewards", "data", "backends", "base"},
     "run": {"config", "core", "rewards", "data", "backends", "base"},
     "config": {"core", "rewards", "data", "backends", "base"},
@@ -87,8 +89,10 @@ def test_packages_import_downwards_only():
 
 
 def test_no_pods_import_inside_a_function():
-    """Imports inside functions defer heavy third-party libraries only; pods/__init__.py's lazy API uses importlib."""
-    inside = sorted(f"{m} -> {t}" for m, edges in GRAPH.items() for t, in_function in edges if in_function)
+    """Imports inside functions defer heavy third-party libraries only; pods/__init__.py's lazy API uses importlib.
+    The subcommands (pods/commands, entry points) may defer the library until their arguments are read."""
+    inside = sorted(f"{m} -> {t}" for m, edges in GRAPH.items() for t, in_function in edges
+                    if in_function and package(m) != "commands")
     assert inside == []
 
 
@@ -126,8 +130,8 @@ def test_no_import_cycle_between_modules():
 
 
 def test_pods_never_imports_the_checkouts_own_folders():
-    """rewards/ (your plug-ins), scripts/ and the entry points are loaded by path, never imported by pods."""
-    top = {"rewards", "scripts", "train", "tests"}
+    """rewards/ (your plug-ins), scripts/, benchmarks/ and the entry points are loaded by path, never imported by pods."""
+    top = {"rewards", "scripts", "benchmarks", "train", "tests"}
     bad = []
     for m, path in MODULES.items():
         for node in ast.walk(ast.parse(path.read_text())):

@@ -175,13 +175,12 @@ def test_sigterm_during_the_final_evaluation_says_the_training_is_saved(tmp_path
 
 
 def test_the_resume_hint_is_the_command_as_typed(monkeypatch):
-    import importlib.util
+    from pods.commands import train as entry
 
-    spec = importlib.util.spec_from_file_location("train_entry", ROOT / "train.py")
-    entry = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(entry)
     monkeypatch.setattr(sys, "argv", ["train.py", "experiment=demo", "run_name=a b"])
     monkeypatch.delenv("UV_RUN_RECURSION_DEPTH", raising=False)
     assert entry.resume_hint() == "rerun the same command to resume: python train.py experiment=demo 'run_name=a b'"
+    assert entry.resume_hint("pods train") == "rerun the same command to resume: pods train experiment=demo 'run_name=a b'"
     monkeypatch.setenv("UV_RUN_RECURSION_DEPTH", "1")  # set by `uv run` for the program it starts
     assert entry.command() == "uv run python train.py experiment=demo 'run_name=a b'"
+    assert entry.command(["rl.n=4"], "pods train") == "uv run pods train rl.n=4"

@@ -23,11 +23,11 @@ import torch
 from pods.backends import BACKENDS, facts, memory as mem
 from pods.backends.base import Sampling
 from pods.backends.checks import model_architecture
+from pods.config.files import CONFIG_DIR
 from pods.run import trainer
 from pods.run.prepare import load_prompts
 from pods.run.metrics import read_metrics
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "config"
 # variant -> (backend, LoRA?), as each backend declares them (pods.backends.base.Facts.variants)
 VARIANTS = {variant: (name, lora) for name in BACKENDS for variant, lora in facts(name).variants}
 PROBE_PROMPTS = 4

@@ -81,15 +81,6 @@ def test_locate_finds_paper_data_in_the_working_directory(tmp_path, monkeypatch)
     assert paper_data.locate_examples() == tmp_path / "paper-data" / "examples.jsonl.gz"
 
 
-def test_script_reports_a_clear_error(tmp_path, capsys):
-    from importlib.util import module_from_spec, spec_from_file_location
-    spec = spec_from_file_location("paper_data_cli", Path(__file__).parents[3] / "scripts" / "paper_data.py")
-    cli = module_from_spec(spec)
-    spec.loader.exec_module(cli)
-    assert cli.main(["--dest", str(tmp_path / "out"), "--from", str(tmp_path)]) == 2
-    assert "no results folder" in capsys.readouterr().err
-
-
 SHARED = next((b / "shared" for b in Path(__file__).resolve().parents if (b / "shared" / "paper-examples").is_dir()), None)
 RESULTS = paper_data.locate_results()  # None, paper-data/results, or the shared folder's results
 

@@ -1,6 +1,6 @@
-"""scripts/speedup.py: JSON keys and values on synthetic paper-layout files and run directories, errors."""
+"""pods speedup (pods/commands/speedup.py, scripts/speedup.py): JSON keys and values on synthetic paper-layout files and run directories, errors."""
 
-import importlib.util
+from pods.commands import speedup
 import json
 from pathlib import Path
 
@@ -8,18 +8,10 @@ import pytest
 
 from pods.analysis.paper_data import GET_IT, locate_results
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
 
 
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", REPO / "scripts" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-speedup = load_script("speedup")
 KEYS = ["baseline", "method", "baseline_peak", "baseline_peak_hours", "method_peak", "method_peak_hours",
         "method_hours_to_baseline_peak", "speedup_exact", "speedup_exact_interp", "speedup_99",
         "speedup_99_interp", "ci95_exact", "ci95_99", "baseline_runs", "method_runs", "never_reached_exact",

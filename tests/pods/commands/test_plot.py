@@ -1,6 +1,5 @@
-"""scripts/plot.py: generic curves and step-time bars on synthetic runs; every paper figure (smoke)."""
+"""pods plot (pods/commands/plot.py, scripts/plot.py): generic curves and step-time bars on synthetic runs; every paper figure (smoke)."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -9,12 +8,10 @@ import pytest
 
 from pods.analysis.paper_data import GET_IT, locate_results
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
 
-_spec = importlib.util.spec_from_file_location("script_plot", REPO / "scripts" / "plot.py")
-plot = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(plot)
+from pods.commands import plot
 
 
 def assert_figures(out: Path, name: str):

@@ -1,6 +1,6 @@
 """scripts/train_trl.py survives kill -9: rerunning the same command continues from the latest complete checkpoint.
 
-    uv run pytest tests/scripts/test_train_trl_resume.py     (~3-4 min on 2 busy cores: 5 real launches)
+    uv run pytest tests/pods/commands/test_trl_resume.py     (~3-4 min on 2 busy cores: 5 real launches)
 
 The CPU preset (warm-started tiny Qwen2, arithmetic, PODS 16 -> 4 with the `random` rule, so the
 PODS round counter matters) runs 8 steps with a checkpoint every 2; the run is killed with SIGKILL
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ARGS = ["--preset", str(ROOT / "config/trl/tiny-cpu.yaml"), "train_steps=8", "trl.save_steps=2", "trl.eval_steps=3",
         "dataset.limit=512", "eval.limit=16", "trl.pods_rule=random", "trl.per_device_train_batch_size=64"]
 ENV = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1",

@@ -1,4 +1,4 @@
-"""scripts/gpu_check.py end to end with --tiny: the real loop and checks, one process per variant.
+"""pods gpu-check (pods/commands/gpu_check.py, scripts/gpu_check.py) end to end with --tiny: the real loop and checks, one process per variant.
 
 The main suite runs the hf variant (LoRA); the vLLM CPU tier (bash scripts/test-vllm-cpu.sh) runs the vllm
 ones. The first run trains the tiny model's warm start into checkpoints/.warmstart/ (cached, shared
@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "gpu_check.py"
-spec = importlib.util.spec_from_file_location("gpu_check", SCRIPT)
-gc = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(gc)
+from pods.commands import gpu_check as gc
 
 
 def run_tiny(variants: str, out: Path):

@@ -1,21 +1,18 @@
-"""scripts/train_trl.py: presets (the paper's 8-GPU pair), schedule sizing, and CPU runs that finish and rerun.
+"""pods trl (pods/commands/trl.py, scripts/train_trl.py): presets (the paper's 8-GPU pair), schedule sizing, and CPU runs that finish and rerun.
 
-    uv run pytest tests/scripts/test_train_trl.py     (~40 s: tiny Qwen2, arithmetic task)
+    uv run pytest tests/pods/commands/test_trl.py     (~40 s: tiny Qwen2, arithmetic task)
 
 Kill-and-resume runs (1 and 2 processes) are in test_train_trl_resume.py.
 """
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("train_trl", ROOT / "scripts" / "train_trl.py")
-train_trl = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(train_trl)
+ROOT = Path(__file__).resolve().parents[3]
+from pods.commands import trl as train_trl
 PRESETS = ROOT / "config" / "trl"
 TINY = PRESETS / "tiny-cpu.yaml"
 QUICK = ["model=tiny", "train_steps=2", "dataset.limit=256", "eval.limit=8", "trl.eval_steps=1", "trl.save_steps=1",
@@ -146,7 +143,7 @@ def test_epoch_schedule_is_one_pass_over_the_prompts(tmp_path, algorithm):
 def test_two_step_cpu_run_writes_readable_metrics_and_reruns_as_a_no_op(tmp_path):
     from pods.analysis.loaders import load_run_dir
 
-    trainer, run_dir = train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK])
+    trainer, run_dir = train_trl.train(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK])
     assert trainer.state.global_step == 2 and (run_dir / "config.yaml").is_file()
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [0, 1, 2]  # one row per step (step 0: the evaluation at start)
@@ -157,13 +154,13 @@ def test_two_step_cpu_run_writes_readable_metrics_and_reruns_as_a_no_op(tmp_path
     assert json.loads((run_dir / "finished.json").read_text())["step"] == 2
     assert sorted(p.name for p in run_dir.glob("checkpoint-*")) == ["checkpoint-2"]  # save_total_limit 1
     before = (run_dir / "metrics.jsonl").read_text()
-    assert train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK])[0] is None  # finished: no-op
+    assert train_trl.train(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK])[0] is None  # finished: no-op
     assert (run_dir / "metrics.jsonl").read_text() == before
     with pytest.raises(ValueError, match=r"other settings \(trl.learning_rate: 0.0002 -> 0.1\)"):
-        train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK, "trl.learning_rate=0.1"])
+        train_trl.train(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK, "trl.learning_rate=0.1"])
     run = load_run_dir(run_dir)  # the analysis scripts read it
     assert run.steps.tolist() == [0, 1, 2] and run.metric("arithmetic", "ans_acc").shape == (3,)
-    trainer, _ = train_trl.main(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK, "train_steps=1",
+    trainer, _ = train_trl.train(["--preset", str(TINY), f"run_dir={tmp_path}", *QUICK, "train_steps=1",
                                  "overwrite=true"])  # starts over with other settings
     assert trainer.state.global_step == 1
     assert [json.loads(x)["step"] for x in (run_dir / "metrics.jsonl").read_text().splitlines()] == [0, 1]

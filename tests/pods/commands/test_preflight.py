@@ -1,19 +1,16 @@
-"""scripts/preflight.py: the memory estimate of a config for a named GPU, no GPU and no download needed.
+"""pods preflight (pods/commands/preflight.py, scripts/preflight.py): the memory estimate of a config for a named GPU, no GPU and no download needed.
 
 The source review's examples: the full-parameter vLLM run is refused on an L40S (exit 3, with the knobs
 that would fit) and accepted on 80 GiB; the paper's Unsloth run fits an L40S; a config error exits 2.
 """
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "preflight.py"
-spec = importlib.util.spec_from_file_location("preflight", SCRIPT)
-preflight = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(preflight)
+from pods.commands import preflight
 # full-parameter vLLM without the authors' reference pass (rl.reference_pass=always would add a reference copy)
 FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false",
              "rl.reference_pass=auto"]

@@ -1,0 +1,267 @@
+"""Multi-GPU PODS / GRPO-GA with TRL's GRPOTrainer on accelerate (DDP or DeepSpeed ZeRO-2); resumable.
+
+    accelerate launch --config_file config/accelerate/zero2-8gpu.yaml scripts/train_trl.py \\
+        --preset config/trl/pods-qwen2.5-3b.yaml [key=value ...]      # e.g. max_train_seconds=600
+    uv run python scripts/train_trl.py --preset config/trl/tiny-cpu.yaml   # CPU run, no download
+
+The preset (YAML, a comment above every key; docs/multi-gpu.md; `base: other.yaml` takes another
+preset's keys and overrides some) names the algorithm (`pods`:
+PODSTrainer keeps m of n per prompt; `grpo_ga`: GRPOGATrainer trains on all), the model, the
+pods.data dataset and held-out split, the `rewards` registry functions, the time budget, the
+evaluation and checkpoint intervals (seconds of training time), the schedule length and the TRL
+config keyword arguments. Overrides are OmegaConf dot-list items.
+
+Rerunning the same command continues the run from its latest complete checkpoint (clock, PODS
+round counter, metrics and evaluations continue; pods/integrations/trl/resume.py); a finished run
+is left alone; other settings are refused with the differing keys; `overwrite=true` starts over.
+Writes to the run directory (rank 0): `config.yaml` (the resolved preset), `metrics.jsonl` and
+`eval_results.json` (pods/integrations/trl/runlog.py), `checkpoint-<step>/` (TRL), `finished.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import math
+import os
+import sys
+from pathlib import Path
+
+from pods.cli import quiet_openmp, run_script, set_cpu_threads
+
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+
+import torch  # noqa: E402
+
+if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+from omegaconf import OmegaConf  # noqa: E402
+
+from pods.errors import ConfigError  # noqa: E402
+
+ALGORITHMS = ("pods", "grpo_ga")
+REQUIRED = ("algorithm", "model", "dataset", "eval", "rewards", "accuracy_reward", "trl")
+OPTIONAL = ("warmstart", "run_dir", "overwrite", "max_train_seconds", "eval_every_seconds", "save_every_seconds",
+            "train_steps", "format_reward")
+
+
+def _preset_file(path: Path):
+    """A preset file merged over the preset named by its `base:` key (a path relative to it), if any."""
+    if not path.is_file():
+        raise ConfigError(f"preset {path} does not exist; presets live in config/trl/ (e.g. config/trl/tiny-cpu.yaml)")
+    try:
+        raw = OmegaConf.load(path)
+    except Exception as err:  # noqa: BLE001 - YAML syntax: OmegaConf/yaml raise several types
+        raise ConfigError(f"preset {path} is not valid YAML: {err}") from None
+    base = raw.pop("base", None)
+    return OmegaConf.merge(_preset_file(path.parent / base), raw) if base else raw
+
+
+def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
+    """The preset merged with dot-list overrides, as plain containers; checks the top-level keys."""
+    try:
+        extra = OmegaConf.from_dotlist(list(overrides))
+    except Exception as err:  # noqa: BLE001 - YAML or grammar errors of one override: several types
+        raise ConfigError(f"cannot parse the overrides {list(overrides)}: {str(err).splitlines()[0]}; "
+                          "write key=value, e.g. max_train_seconds=600") from None
+    cfg = OmegaConf.merge(_preset_file(Path(path)), extra)
+    cfg = OmegaConf.to_container(cfg, resolve=True)
+    for key, value in cfg.get("trl", {}).items():  # YAML reads a bare `no` as false: trl.eval_strategy=no
+        if key.endswith("_strategy") and value is False:
+            cfg["trl"][key] = "no"
+    if cfg.get("algorithm") not in ALGORITHMS:
+        raise ConfigError(f"algorithm must be one of {', '.join(ALGORITHMS)}, got {cfg.get('algorithm')!r}")
+    missing = [k for k in REQUIRED if k not in cfg]
+    unknown = sorted(set(cfg) - set(REQUIRED) - set(OPTIONAL))
+    if missing or unknown:
+        raise ConfigError(f"preset {path}: missing keys {missing}, unknown keys {unknown}; valid top-level keys: "
+                          f"{', '.join(REQUIRED + OPTIONAL)}")
+    from pods import rewards
+
+    problems = rewards.entry_problems(cfg["rewards"], where="rewards")  # {name, weight, unless} items
+    if problems:
+        raise ConfigError(f"preset {path}: " + "; ".join(problems))
+    names = [r["name"] for r in cfg["rewards"]]
+
+    for name in names:  # registry names, or your own package.module:function (imported and probed here)
+        rewards.probe(name)
+    for key in ("accuracy_reward", "format_reward"):
+        if cfg.get(key) is not None and cfg[key] not in names:
+            raise ConfigError(f"{key} {cfg[key]!r} is not among the rewards {names}")
+    if cfg["algorithm"] == "grpo_ga" and any(k.startswith("pods_") for k in cfg["trl"]):
+        raise ConfigError("algorithm grpo_ga trains on every rollout: remove the trl.pods_* keys")
+    check_trl_keys(cfg["trl"], cfg["algorithm"], path)
+    steps = cfg.get("train_steps")
+    if steps is not None and "max_steps" in cfg["trl"]:
+        raise ConfigError("give either train_steps or trl.max_steps, not both")
+    if steps is not None and steps not in ("epoch", "authors_epoch") and not (isinstance(steps, int) and steps > 0):
+        raise ConfigError(f"train_steps must be epoch, authors_epoch, a positive integer or null, got {steps!r}")
+    return cfg
+
+
+def check_trl_keys(trl_kwargs: dict, algorithm: str, preset) -> None:
+    """ConfigError naming every `trl.<key>` that the algorithm's config class (TRL's GRPOConfig plus the
+    pods fields) does not have, each with the closest field name."""
+    import trl
+
+    from pods.integrations.trl import GRPOGAConfig, PODSConfig
+
+    cls = PODSConfig if algorithm == "pods" else GRPOGAConfig
+    valid = sorted(f.name for f in dataclasses.fields(cls) if f.init)
+    unknown = []
+    for key in sorted(set(trl_kwargs) - set(valid)):
+        close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+        unknown.append(f"trl.{key}" + (f" (did you mean trl.{close[0]}?)" if close else ""))
+    if unknown:
+        raise ConfigError(f"preset {preset}: unknown setting(s) {', '.join(unknown)}: {cls.__name__} (TRL {trl.__version__}'s "
+                          "GRPOConfig plus pods_m, pods_rule, prompt_repeats) has no such field; fix the name or "
+                          "remove it (TRL's fields: https://huggingface.co/docs/trl/grpo_trainer)")
+
+
+def as_grpo_ga(cfg: dict) -> dict:
+    """The GRPO-GA run matching a PODS preset: same prompts, rollouts per step and micro-batch, all trained."""
+    from pods.integrations.trl import grpo_ga_kwargs
+
+    if cfg["algorithm"] != "pods":
+        raise ConfigError("--as-grpo-ga converts a PODS preset (algorithm: pods)")
+    return {**cfg, "algorithm": "grpo_ga", "trl": grpo_ga_kwargs(cfg["trl"])}
+
+
+def run_name(cfg: dict) -> str:
+    t = cfg["trl"]
+    n = t["num_generations"]
+    return (f"trl-{cfg['algorithm']}-n{n}-m{t.get('pods_m', n)}-ga{t.get('gradient_accumulation_steps', 1)}"
+            f"-s{t.get('seed', 42)}{'-vllm' if t.get('use_vllm') else ''}")
+
+
+def schedule_kwargs(train_steps, num_prompts: int, processes: int, accumulation: int) -> dict:
+    """TRL kwargs sizing the learning-rate schedule (and the step limit) from the preset's `train_steps`.
+
+    epoch: one pass over the training prompts (TRL's own sizing from the data loader's length);
+    authors_epoch: one epoch of the authors' fork, whose loader drew a fresh batch at every
+    accumulation step but generated from the first only (open-r1/src/open_r1/grpo_trainer.py:721,
+    :771-777, :911-918): floor(ceil(prompts / processes) / gradient_accumulation_steps) steps
+    (transformers then floored the per-epoch update count); an integer: that many steps.
+    """
+    if train_steps is None:
+        return {}
+    if train_steps == "epoch":
+        return {"max_steps": -1, "num_train_epochs": 1}
+    if train_steps == "authors_epoch":
+        return {"max_steps": max(math.ceil(num_prompts / processes) // accumulation, 1)}
+    return {"max_steps": int(train_steps)}
+
+
+def _dataset(cfg: dict, tok, split: str, path, limit):
+    """A datasets.Dataset with `prompt` (rendered text) and `answer`, plus meta columns all rows share."""
+    from datasets import Dataset
+
+    from pods import data
+
+    d = cfg["dataset"]
+    examples = data.load_dataset(d["name"], split=split, path=path, limit=limit, **(d.get("options") or {}))
+    kept, _, _ = data.render_prompts(examples, tok, style=d.get("prompt_style", "instruct"),
+                                     system_prompt=d.get("system_prompt"), max_prompt_tokens=d.get("max_prompt_tokens"))
+    columns = {"prompt": [data.prompt_text(e, tok, d.get("prompt_style", "instruct"), d.get("system_prompt"))
+                          for e in kept],
+               "answer": [e.answer for e in kept]}
+    shared = set.intersection(*(set(e.meta) for e in kept)) if kept else set()
+    for key in sorted(shared - set(columns)):
+        columns[key] = [e.meta[key] for e in kept]
+    return Dataset.from_dict(columns)
+
+
+def _model(cfg: dict):
+    """(model or path for TRL, tokenizer)."""
+    from transformers import AutoTokenizer
+
+    if cfg["model"] == "tiny":  # random-initialised, built in code
+        from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
+
+        tok = byte_tokenizer()
+        return tiny_causal_lm(tok, seed=cfg["trl"].get("seed", 0)), tok
+    path = cfg["model"]
+    if path == "warmstart":  # the CPU demo's supervised warm start (cached; built on first use)
+        from pods.run.warmstart import ensure_warmstart
+
+        path = str(ensure_warmstart(cfg.get("warmstart") or {}))
+    return path, AutoTokenizer.from_pretrained(path)  # TRL loads it (dtype etc. from trl.model_init_kwargs)
+
+
+def build(cfg: dict, run_dir: Path, plan, callbacks=()):
+    """The trainer for a loaded preset, its run directory prepared by `plan` (rank 0)."""
+    from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer, trl_reward_funcs
+    from pods.integrations.trl.resume import apply_plan
+    from pods.integrations.trl.runlog import RunLog
+
+    model, tok = _model(cfg)
+    d, e = cfg["dataset"], cfg["eval"]
+    train = _dataset(cfg, tok, d.get("split", "train"), d.get("path"), d.get("limit"))
+    held_out = _dataset(cfg, tok, e.get("split", "test"), e.get("path") or d.get("path"), e.get("limit"))
+    funcs, weights = trl_reward_funcs(cfg["rewards"])
+    kwargs = dict(cfg["trl"], output_dir=str(run_dir), reward_weights=weights)
+    processes = int(os.environ.get("WORLD_SIZE", "1"))
+    kwargs.update(schedule_kwargs(cfg.get("train_steps"), len(train), processes,
+                                  kwargs.get("gradient_accumulation_steps", 1)))
+    if plan.mode == "resume":
+        kwargs["eval_on_start"] = False  # the step-0 evaluation is already in the logs
+    if not torch.cuda.is_available():
+        changed = {k: v for k, v in dict(use_cpu=True, bf16=False, use_vllm=False).items() if kwargs.get(k, v) != v}
+        if changed:
+            print(f"no CUDA: running on CPU with {changed} (preset values overridden)", file=sys.stderr)
+        kwargs.update(use_cpu=True, bf16=False, use_vllm=False)
+    args = (PODSConfig if cfg["algorithm"] == "pods" else GRPOGAConfig)(**kwargs)
+    trainer_cls = PODSTrainer if cfg["algorithm"] == "pods" else GRPOGATrainer
+    log = RunLog(run_dir, d["name"], cfg["accuracy_reward"], cfg.get("format_reward"), cfg.get("max_train_seconds"),
+                 cfg.get("eval_every_seconds"), cfg.get("save_every_seconds"))
+    trainer = trainer_cls(model=model, reward_funcs=funcs, args=args, train_dataset=train, eval_dataset=held_out,
+                          processing_class=tok, callbacks=[log, *callbacks])
+    if trainer.accelerator.num_processes != processes:
+        raise RuntimeError(f"WORLD_SIZE={processes} but accelerate runs {trainer.accelerator.num_processes} processes")
+    trainer.accelerator.wait_for_everyone()  # every process has planned before rank 0 changes files
+    if trainer.accelerator.is_main_process:
+        apply_plan(run_dir, plan, cfg)
+    trainer.accelerator.wait_for_everyone()
+    return trainer
+
+
+def train(argv: list[str] | None = None, prog: str = "train_trl.py"):
+    """Run (or resume) a preset; returns (trainer or None when already finished, run_dir)."""
+    from pods.integrations.trl.resume import mark_finished, plan_run
+
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", required=True, help="YAML preset, e.g. config/trl/pods-qwen2.5-3b.yaml")
+    p.add_argument("--as-grpo-ga", action="store_true", help="run the GRPO-GA comparison of a PODS preset")
+    p.add_argument("overrides", nargs="*", help="OmegaConf dot-list overrides, e.g. max_train_seconds=600")
+    a = p.parse_args(argv)
+    cfg = load_preset(a.preset, a.overrides)
+    if a.as_grpo_ga:
+        cfg = as_grpo_ga(cfg)
+    run_dir = Path(cfg.get("run_dir") or Path("checkpoints") / run_name(cfg))
+    plan = plan_run(run_dir, cfg)  # every process reads the same files before any is changed
+    if plan.note and int(os.environ.get("RANK", "0")) == 0:
+        print(f"{run_dir}: {plan.note}", file=sys.stderr)
+    if plan.mode == "finished":
+        return None, run_dir
+    trainer = build(cfg, run_dir, plan)
+    trainer.train(resume_from_checkpoint=str(plan.checkpoint) if plan.checkpoint else None)
+    if trainer.accelerator.is_main_process:
+        log = next(cb for cb in trainer.callback_handler.callbacks if type(cb).__name__ == "RunLog")
+        mark_finished(run_dir, trainer.state.global_step, log.elapsed)
+        print(f"done: {trainer.state.global_step} steps; metrics in {run_dir / 'metrics.jsonl'}")
+    return trainer, run_dir
+
+
+def main(argv: list[str] | None = None, prog: str = "train_trl.py") -> int:
+    """`train` for the command line: a preset or data problem is one message and exit code 2 (pods.cli)."""
+    def run(args):
+        set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
+        train(args, prog)
+
+    return run_script(run, argv, program=prog)
+
+
+if __name__ == "__main__":  # accelerate launch -m pods.commands.trl ... (one process per GPU)
+    sys.exit(main())
