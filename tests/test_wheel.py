@@ -1,4 +1,4 @@
-"""The built wheel installs into a fresh venv and trains a PODSTrainer step from outside the checkout.
+"""The built wheel installs into a fresh venv, trains a PODSTrainer step and runs the `pods` command outside the checkout.
 
     uv run pytest tests/test_wheel.py       (~6 s: uv build, venvs, one tiny TRL step)
 
@@ -85,6 +85,23 @@ def test_wheel_trains_a_step_outside_the_checkout(wheel, tmp_path):
     assert res["steps"] == 1 and res["kept"] == [1, 2]  # one group of n=4 per round, m=2 kept
     assert res["changed_tensors"] > 0 and "gsm8k" in res["reward_names"]
     assert Path(res["user_rewards"]) == user / "rewards.py"  # their module and ours side by side
+
+
+def test_wheel_has_the_pods_command(wheel, tmp_path):
+    """The console script runs outside the checkout and composes the configs the wheel carries."""
+    py = venv(tmp_path / "venv", sys.executable)
+    (purelib,) = [Path(p) for p in site.getsitepackages() if p.endswith("site-packages")][:1]
+    own = Path(run([py, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip())
+    (own / "_deps.pth").write_text(f"{purelib}\n")
+    assert install(py, wheel).returncode == 0
+    pods, env = py.parent / "pods", {"PATH": str(py.parent) + ":/usr/bin:/bin", "HOME": str(tmp_path)}
+    out = run([pods, "--help"], cwd=tmp_path, env=env).stdout
+    assert all(f"\n  {name} " in out for name in ("train", "evaluate", "preflight", "gpu-check", "trl", "plot",
+                                                    "speedup", "paper-data")), out
+    cfg = run([pods, "train", "--cfg", "job", "model=tiny", "rl.n=8"], cwd=tmp_path, env=env).stdout
+    assert "name: tiny" in cfg and "'n': 8" in cfg  # config/train.yaml and its groups, from the wheel
+    where = run([py, "-c", "from pods.config.files import CONFIG_DIR; print(CONFIG_DIR)"], cwd=tmp_path, env=env)
+    assert Path(where.stdout.strip()).is_relative_to(own)
 
 
 @pytest.mark.parametrize("version", ["3.12", "3.13"])

@@ -5,13 +5,13 @@
 
 Writes
   paper-data/results/            the authors' results folder as published (per-run JSON, base-model JSON,
-                                 the 8-GPU CSVs): scripts/speedup.py, plot.py and paper_steps.py find it
+                                 the 8-GPU CSVs): pods speedup, pods plot and benchmarks/paper_steps.py find it
                                  (or pass `--results paper-data/results`);
   paper-data/examples.jsonl.gz   every example completion stored in those files (their `examples` lists,
                                  22,885 of them), one JSON per line: dataset, model (qwen | llama), question
                                  (the user turn of the prompt, cut to 600 characters), answer, completion,
                                  correct and format_correct (the authors' grader's verdicts): the input of
-                                 scripts/grader_agreement.py and scripts/bench_rewards.py.
+                                 benchmarks/grader_agreement.py and benchmarks/bench_rewards.py.
 Source: https://github.com/YixuanEvenXu/pods (pods/analysis/paper_data.py does the work).
 """
 

@@ -30,7 +30,7 @@ def rule(name: str, needs: tuple[str, ...] = ()):
         RULES[name], NEEDS[name] = fn, needs
         return fn
     return register
-PARTIAL_MIN_RATIO = 2  # n / m from which two top-m selections replace the full sort (faster in scripts/bench_downsample.py)
+PARTIAL_MIN_RATIO = 2  # n / m from which two top-m selections replace the full sort (faster in benchmarks/bench_downsample.py)
 
 
 def _sorted(rewards: torch.Tensor, descending: bool = False) -> tuple[torch.Tensor, torch.Tensor]:

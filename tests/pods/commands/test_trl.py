@@ -2,7 +2,7 @@
 
     uv run pytest tests/pods/commands/test_trl.py     (~40 s: tiny Qwen2, arithmetic task)
 
-Kill-and-resume runs (1 and 2 processes) are in test_train_trl_resume.py.
+Kill-and-resume runs (1 and 2 processes) are in test_trl_resume.py.
 """
 
 import json

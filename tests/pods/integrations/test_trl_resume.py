@@ -1,7 +1,7 @@
 """pods/integrations/trl/resume.py on hand-made run directories: what a rerun does and what it keeps.
 
     uv run pytest tests/pods/integrations/test_trl_resume.py       (no model; the real kill -9 runs are in
-    tests/scripts/test_train_trl_resume.py)
+    tests/pods/commands/test_trl_resume.py)
 """
 
 import json

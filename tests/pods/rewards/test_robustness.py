@@ -1,7 +1,7 @@
 """Untrusted completions: every verifier returns a score quickly, never hangs or raises.
 
 The bound per completion is generous (CI noise must not flake it); the real timings are in
-scripts/bench_rewards.py. Run: uv run pytest tests/pods/rewards/test_robustness.py
+benchmarks/bench_rewards.py. Run: uv run pytest tests/pods/rewards/test_robustness.py
 """
 
 import threading

@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Which prompt groups carry a learning signal under a reward, measured on the authors' own completions.
 
-    uv run python scripts/reward_signal.py          # paper-data/ (scripts/paper_data.py), else the shared sample
-    uv run python scripts/reward_signal.py --examples FILE.jsonl.gz --groups 2000 --seed 0 --out signal.json
+    uv run python benchmarks/reward_signal.py          # paper-data/ (scripts/paper_data.py), else the shared sample
+    uv run python benchmarks/reward_signal.py --examples FILE.jsonl.gz --groups 2000 --seed 0 --out signal.json
 
 Groups of n completions are drawn with replacement from the completions the authors published for one
 question (Qwen2.5-3B-Instruct, their `examples` lists: the base model and checkpoints of every run),

@@ -1,4 +1,4 @@
-"""scripts/measure_sigterm.py on a small demo variant (no warm start): one SIGTERM, exit 143, timings printed."""
+"""benchmarks/measure_sigterm.py on a small demo variant (no warm start): one SIGTERM, exit 143, timings printed."""
 
 import re
 import subprocess
@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_one_trial_reports_the_time_to_exit():
-    out = subprocess.run([sys.executable, "scripts/measure_sigterm.py", "--trials", "1", "--after", "2", "--threads", "1",
+    out = subprocess.run([sys.executable, "benchmarks/measure_sigterm.py", "--trials", "1", "--after", "2", "--threads", "1",
                           "--", "warmstart=null", "rl.n=16", "rl.prompts_per_step=4"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]

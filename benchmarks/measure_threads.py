@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 """Seconds per step of the CPU demo by torch thread count and OpenMP wait policy, idle and beside busy processes.
 
-    uv run python scripts/measure_threads.py                 # 40 steps x {1, 2 passive, 2 active} x {0, 1 busy}, twice
-    uv run python scripts/measure_threads.py --steps 100 --threads 1 2 4 --busy 0 1 2 --repeats 3 --warmstart
+    uv run python benchmarks/measure_threads.py                 # 40 steps x {1, 2 passive, 2 active} x {0, 1 busy}, twice
+    uv run python benchmarks/measure_threads.py --steps 100 --threads 1 2 4 --busy 0 1 2 --repeats 3 --warmstart
 
 Each run is `train.py experiment=demo rl.max_steps=K evaluation=null` in a fresh run directory with
 PODS_THREADS=<threads> and OMP_WAIT_POLICY=<policy> (passive: idle threads sleep, what train.py sets;

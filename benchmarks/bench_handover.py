@@ -1,7 +1,7 @@
 """Time the vLLM backend's LoRA hand-over: in memory (the default) against adapter files, on one engine.
 
-    .venv-vllm-cpu/bin/python scripts/bench_handover.py                  # the CPU vLLM tier (scripts/test-vllm-cpu.sh)
-    .venv-vllm-cpu/bin/python scripts/bench_handover.py --rank 64 --layers 8 --repeats 3
+    .venv-vllm-cpu/bin/python benchmarks/bench_handover.py                  # the CPU vLLM tier (scripts/test-vllm-cpu.sh)
+    .venv-vllm-cpu/bin/python benchmarks/bench_handover.py --rank 64 --layers 8 --repeats 3
 
 Builds a random model of the tiny family at a size whose LoRA adapter is about as large as Qwen2.5-3B's
 rank-64 one (240 MB in bf16), starts the in-process engine (pods.backends.vllm.build), and times

@@ -2,7 +2,7 @@
 """Optimizer steps each arm of the paper's single-GPU runs reached in its time budget, and how much of
 that a warm-up of `--warmup-ratio` of one epoch (this suite's old default, 1 %) would have taken.
 
-    uv run python scripts/paper_steps.py [--results paper-data/results] [--warmup-ratio 0.01]
+    uv run python benchmarks/paper_steps.py [--results paper-data/results] [--warmup-ratio 0.01]
 
 Reads the authors' `<setting>-Run<k>.json` files: their checkpoint names carry the step, and the
 authors took one optimizer step per training step (one prompt, gradient accumulation 1), so the

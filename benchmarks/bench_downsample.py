@@ -1,6 +1,6 @@
 """Benchmark `select(rule="max_variance")` against the authors' per-prompt procedure and a bare sort.
 
-    uv run python scripts/bench_downsample.py [--groups 1024 4096] [--n 16 64 256 1024] [--m 16]
+    uv run python benchmarks/bench_downsample.py [--groups 1024 4096] [--n 16 64 256 1024] [--m 16]
 
 (a) "authors": one prompt at a time, sort, then recompute the variance of each of the m+1
 candidate subsets from scratch (a faithful re-implementation of the original procedure, applied

@@ -1,7 +1,7 @@
 """Measure how long train.py takes to exit after a SIGTERM (finish the step, checkpoint it, exit 143).
 
-    uv run python scripts/measure_sigterm.py                       # the CPU demo, 5 signals
-    uv run python scripts/measure_sigterm.py --trials 3 --threads 1 -- rl.n=16   # extra train.py overrides
+    uv run python benchmarks/measure_sigterm.py                       # the CPU demo, 5 signals
+    uv run python benchmarks/measure_sigterm.py --trials 3 --threads 1 -- rl.n=16   # extra train.py overrides
 
 Each trial starts `train.py experiment=demo` in a fresh run directory under a temp dir (the warm
 start is trained once into checkpoints/.warmstart/ if it is not cached yet, before any timing),

@@ -1,7 +1,7 @@
 """What re-quantising a merged LoRA model to NF4 does to the update, simulated (docs/evaluation.md).
 
-    uv run python scripts/nf4_requant.py                  # the table: update sizes 0.1 % .. 30 % of rms(W)
-    uv run python scripts/nf4_requant.py --rank 0 --seed 1  # a full-rank update instead of rank 64
+    uv run python benchmarks/nf4_requant.py                  # the table: update sizes 0.1 % .. 30 % of rms(W)
+    uv run python benchmarks/nf4_requant.py --rank 0 --seed 1  # a full-rank update instead of rank 64
 
 W: a [rows, cols] Gaussian matrix (the scale cancels: everything is relative to rms(W)); dW = B A of the
 given rank (LoRA's form) scaled to a fraction of rms(W). Columns: U = NF4(W + dW) - NF4(W) is the update the

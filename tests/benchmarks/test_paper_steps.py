@@ -1,4 +1,4 @@
-"""scripts/paper_steps.py: optimizer steps per arm and the old 1 %-of-an-epoch warm-up's share of them."""
+"""benchmarks/paper_steps.py: optimizer steps per arm and the old 1 %-of-an-epoch warm-up's share of them."""
 
 import importlib.util
 import json
@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 # the shared folder sits beside the checkout (or beside the worktrees' folder)
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
 
-spec = importlib.util.spec_from_file_location("script_paper_steps", REPO / "scripts" / "paper_steps.py")
+spec = importlib.util.spec_from_file_location("script_paper_steps", REPO / "benchmarks" / "paper_steps.py")
 paper_steps = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(paper_steps)
 

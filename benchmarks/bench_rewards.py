@@ -1,8 +1,8 @@
 """Benchmark the verifiers: completions per second on real, typical and adversarial completions.
 
-    uv run python scripts/bench_rewards.py                 # tables on stdout
-    uv run python scripts/bench_rewards.py --json out.json # also write the numbers
-    uv run python scripts/bench_rewards.py --examples FILE.jsonl.gz  # another examples file
+    uv run python benchmarks/bench_rewards.py                 # tables on stdout
+    uv run python benchmarks/bench_rewards.py --json out.json # also write the numbers
+    uv run python benchmarks/bench_rewards.py --examples FILE.jsonl.gz  # another examples file
 
 Real completions (`--examples`, default `paper-data/examples.jsonl.gz` from scripts/paper_data.py, else
 the project's 1,653-row sample in a shared/paper-examples folder beside the checkout): the paper's model

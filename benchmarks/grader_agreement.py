@@ -1,8 +1,8 @@
 #!/usr/bin/env python
 r"""Where this suite's strict verifiers and the paper's grader disagree, by kind, on real completions.
 
-    uv run python scripts/grader_agreement.py                      # paper-data/examples.jsonl.gz (scripts/paper_data.py)
-    uv run python scripts/grader_agreement.py --examples FILE.jsonl.gz
+    uv run python benchmarks/grader_agreement.py                      # paper-data/examples.jsonl.gz (scripts/paper_data.py)
+    uv run python benchmarks/grader_agreement.py --examples FILE.jsonl.gz
 
 For every completion of the examples file (rows: dataset, model, answer, completion, correct,
 format_correct; docs/evaluation.md) it runs the strict verifier of the dataset

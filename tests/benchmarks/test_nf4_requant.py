@@ -1,10 +1,10 @@
-"""scripts/nf4_requant.py: the table of docs/evaluation.md (re-quantising a merged update), on a small matrix."""
+"""benchmarks/nf4_requant.py: the table of docs/evaluation.md (re-quantising a merged update), on a small matrix."""
 
 import importlib.util
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("script_nf4_requant", REPO / "scripts" / "nf4_requant.py")
+spec = importlib.util.spec_from_file_location("script_nf4_requant", REPO / "benchmarks" / "nf4_requant.py")
 script = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(script)
 

@@ -1,4 +1,4 @@
-"""scripts/grader_agreement.py: agreement table, disagreement kinds by explicit rules, clear errors.
+"""benchmarks/grader_agreement.py: agreement table, disagreement kinds by explicit rules, clear errors.
 
 Run: uv run pytest tests/scripts/test_grader_agreement.py
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("grader_agreement", REPO / "scripts" / "grader_agreement.py")
+spec = importlib.util.spec_from_file_location("grader_agreement", REPO / "benchmarks" / "grader_agreement.py")
 ga = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(ga)
 

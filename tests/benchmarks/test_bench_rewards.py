@@ -1,4 +1,4 @@
-"""scripts/bench_rewards.py: the real-completions input (present and absent). Timings are not asserted."""
+"""benchmarks/bench_rewards.py: the real-completions input (present and absent). Timings are not asserted."""
 
 import gzip
 import importlib.util
@@ -9,7 +9,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def load_script(name):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", REPO / "scripts" / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"script_{name}", REPO / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
