@@ -108,7 +108,8 @@ def files(tmp_path_factory) -> Path:
 
     presets = d / "presets"
     presets.mkdir()
-    (presets / "sgd.yaml").write_text(f"base: {ROOT / 'config' / 'trl' / 'tiny-cpu.yaml'}\nalgorithm: sgd\n")
+    (presets / "sgd.yaml").write_text("defaults: [tiny-cpu, _self_]\nalgorithm: sgd\n")  # a config/trl preset's keys
+    (presets / "old.yaml").write_text("base: tiny-cpu.yaml\nalgorithm: pods\n")  # before presets were Hydra configs
     (presets / "broken.yaml").write_text("algorithm: pods\ntrl: {num_generations: [\n")
     (d / "empty-out").mkdir()
     (d / "runs-bad" / "cc").mkdir(parents=True)
@@ -445,6 +446,12 @@ CASES = [
      ["train_steps must be epoch, authors_epoch, a positive integer or null, got -1"]),
     ("trl-bad-algorithm", "scripts/train_trl.py", ["--preset", "{d}/presets/sgd.yaml"],
      ["algorithm must be one of pods, grpo_ga, got 'sgd'"]),
+    ("trl-unknown-preset", "scripts/train_trl.py", ["preset=tiny-cpy"],
+     ["preset=tiny-cpy: no config/trl/tiny-cpy.yaml (did you mean preset=tiny-cpu?)"]),
+    ("trl-two-presets", "scripts/train_trl.py", ["preset=tiny-cpu", "--preset", "config/trl/tiny-cpu.yaml"],
+     ["name one preset: preset=<name> ("]),
+    ("trl-base-key", "scripts/train_trl.py", ["--preset", "{d}/presets/old.yaml"],
+     ["`base: tiny-cpu.yaml` is Hydra's defaults list now: write `defaults: [tiny-cpu, _self_]`"]),
     ("trl-unknown-key", "scripts/train_trl.py", ["--preset", "config/trl/tiny-cpu.yaml", "trl.num_generation=4"],
      ["unknown setting(s) trl.num_generation (did you mean trl.num_generations?): PODSConfig"]),
     # ---- issue 33: scripts/preflight.py (a fragment ("stdout", text) is looked for in stdout)

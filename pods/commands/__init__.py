@@ -35,7 +35,7 @@ COMMANDS = (
             "scripts/preflight.py"),
     Command("gpu-check", "gpu_check", "first contact with a GPU: a few steps of each installed backend",
             "scripts/gpu_check.py"),
-    Command("trl", "trl", "multi-GPU PODS / GRPO-GA with TRL's GRPOTrainer (a config/trl preset)",
+    Command("trl", "trl", "multi-GPU PODS / GRPO-GA with TRL's GRPOTrainer (preset=<name> of config/trl/)",
             "scripts/train_trl.py"),
     Command("plot", "plot", "figures from evaluation results (paper, curves, step-time)", "scripts/plot.py"),
     Command("speedup", "speedup", "speed-up table: how much sooner a method reaches the baseline's peak",

@@ -1,15 +1,20 @@
-"""Multi-GPU PODS / GRPO-GA with TRL's GRPOTrainer on accelerate (DDP or DeepSpeed ZeRO-2); resumable.
+"""`pods trl` (and scripts/train_trl.py): multi-GPU PODS / GRPO-GA with TRL's GRPOTrainer on accelerate
+(DDP or DeepSpeed ZeRO-2); resumable.
 
+    uv run pods trl preset=tiny-cpu                                   # CPU run, no download
     accelerate launch --config_file config/accelerate/zero2-8gpu.yaml scripts/train_trl.py \\
-        --preset config/trl/pods-qwen2.5-3b.yaml [key=value ...]      # e.g. max_train_seconds=600
-    uv run python scripts/train_trl.py --preset config/trl/tiny-cpu.yaml   # CPU run, no download
+        preset=pods-qwen2.5-3b [key=value ...]                        # e.g. max_train_seconds=600
+    accelerate launch ... -m pods.commands.trl preset=pods-qwen2.5-3b # the same from an installed wheel
+    uv run pods trl --preset my/preset.yaml                           # a preset file of your own
 
-The preset (YAML, a comment above every key; docs/multi-gpu.md; `base: other.yaml` takes another
-preset's keys and overrides some) names the algorithm (`pods`:
+A preset is a Hydra config in config/trl/ (`preset=<name>`), or any YAML file (`--preset PATH`), a
+comment above every key (docs/multi-gpu.md); Hydra composes it: its `defaults:` list takes the keys of
+other presets (its own folder first, then config/trl/) and `_self_` overrides them; the overrides are
+Hydra's (key=value; a key the preset lacks is added, as `++key=value`). It names the algorithm (`pods`:
 PODSTrainer keeps m of n per prompt; `grpo_ga`: GRPOGATrainer trains on all), the model, the
 pods.data dataset and held-out split, the `rewards` registry functions, the time budget, the
 evaluation and checkpoint intervals (seconds of training time), the schedule length and the TRL
-config keyword arguments. Overrides are OmegaConf dot-list items.
+config keyword arguments.
 
 Rerunning the same command continues the run from its latest complete checkpoint (clock, PODS
 round counter, metrics and evaluations continue; pods/integrations/trl/resume.py); a finished run
@@ -29,6 +34,7 @@ import sys
 from pathlib import Path
 
 from pods.cli import quiet_openmp, run_script, set_cpu_threads
+from pods.config.files import CONFIG_DIR
 
 quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
@@ -47,26 +53,57 @@ OPTIONAL = ("warmstart", "run_dir", "overwrite", "max_train_seconds", "eval_ever
             "train_steps", "format_reward")
 
 
-def _preset_file(path: Path):
-    """A preset file merged over the preset named by its `base:` key (a path relative to it), if any."""
-    if not path.is_file():
-        raise ConfigError(f"preset {path} does not exist; presets live in config/trl/ (e.g. config/trl/tiny-cpu.yaml)")
+PRESETS = CONFIG_DIR / "trl"  # the presets, a Hydra config directory: preset=<file name without .yaml>
+
+
+def preset_file(name: str | None, path: str | Path | None) -> Path:
+    """The preset's file: `preset=<name>` (config/trl/<name>.yaml) or `--preset PATH`, exactly one of them."""
+    if (name is None) == (path is None):
+        raise ConfigError("name one preset: preset=<name> (" + ", ".join(sorted(p.stem for p in PRESETS.glob("*.yaml")))
+                          + ") or --preset PATH")
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"preset {path} does not exist; presets live in config/trl/ (e.g. config/trl/tiny-cpu.yaml)")
+        return path
+    known = sorted(p.stem for p in PRESETS.glob("*.yaml"))
+    if name not in known:
+        close = difflib.get_close_matches(str(name), known, n=1)
+        raise ConfigError(f"preset={name}: no config/trl/{name}.yaml" + (f" (did you mean preset={close[0]}?)" if close
+                          else "") + f"; presets: {', '.join(known)}")
+    return PRESETS / f"{name}.yaml"
+
+
+def compose_preset(path: Path, overrides: list[str]):
+    """The preset at `path` composed by Hydra (its defaults list: its folder, then config/trl/) with the overrides."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
     try:
         raw = OmegaConf.load(path)
     except Exception as err:  # noqa: BLE001 - YAML syntax: OmegaConf/yaml raise several types
         raise ConfigError(f"preset {path} is not valid YAML: {err}") from None
-    base = raw.pop("base", None)
-    return OmegaConf.merge(_preset_file(path.parent / base), raw) if base else raw
+    if "base" in raw:  # the hand-written inheritance Hydra's defaults list replaced
+        raise ConfigError(f"preset {path}: `base: {raw.base}` is Hydra's defaults list now: write `defaults: "
+                          f"[{Path(str(raw.base)).stem}, _self_]` (docs/multi-gpu.md)")
+    try:
+        parsed = OverridesParser.create().parse_overrides(list(overrides))
+    except Exception as err:  # noqa: BLE001 - Hydra's grammar errors: several types
+        raise ConfigError(f"cannot parse the overrides {list(overrides)}: {str(err).splitlines()[0]}; "
+                          "write key=value, e.g. max_train_seconds=600") from None
+    # a plain key=value may also add a key the preset lacks (Hydra's ++); the checks below name unknown ones
+    added = [f"++{o}" if p.key_or_group and not o.startswith(("+", "~")) else o for o, p in zip(overrides, parsed)]
+    searchpath = f"hydra.searchpath=['file://{PRESETS.resolve()}']"
+    try:
+        with initialize_config_dir(config_dir=str(path.resolve().parent), version_base=None):
+            return compose(config_name=path.stem, overrides=[*added, searchpath])
+    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: a missing default, a bad override
+        raise ConfigError(f"preset {path}: cannot compose it: {str(err).splitlines()[0]}") from None
 
 
 def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
-    """The preset merged with dot-list overrides, as plain containers; checks the top-level keys."""
-    try:
-        extra = OmegaConf.from_dotlist(list(overrides))
-    except Exception as err:  # noqa: BLE001 - YAML or grammar errors of one override: several types
-        raise ConfigError(f"cannot parse the overrides {list(overrides)}: {str(err).splitlines()[0]}; "
-                          "write key=value, e.g. max_train_seconds=600") from None
-    cfg = OmegaConf.merge(_preset_file(Path(path)), extra)
+    """The preset merged with Hydra overrides, as plain containers; checks the top-level keys."""
+    cfg = compose_preset(Path(path), list(overrides))
     cfg = OmegaConf.to_container(cfg, resolve=True)
     for key, value in cfg.get("trl", {}).items():  # YAML reads a bare `no` as false: trl.eval_strategy=no
         if key.endswith("_strategy") and value is False:
@@ -232,11 +269,16 @@ def train(argv: list[str] | None = None, prog: str = "train_trl.py"):
     from pods.integrations.trl.resume import mark_finished, plan_run
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    p.add_argument("--preset", required=True, help="YAML preset, e.g. config/trl/pods-qwen2.5-3b.yaml")
+    p.add_argument("--preset", help="a preset file of your own (YAML); config/trl/'s by name: preset=<name>")
     p.add_argument("--as-grpo-ga", action="store_true", help="run the GRPO-GA comparison of a PODS preset")
-    p.add_argument("overrides", nargs="*", help="OmegaConf dot-list overrides, e.g. max_train_seconds=600")
+    p.add_argument("overrides", nargs="*", help="preset=<name> of config/trl/, then Hydra overrides, e.g. "
+                   "max_train_seconds=600")
     a = p.parse_args(argv)
-    cfg = load_preset(a.preset, a.overrides)
+    names = [o.split("=", 1)[1] for o in a.overrides if o.startswith("preset=")]
+    if len(names) > 1:
+        raise ConfigError(f"one preset=<name>, got {len(names)}")
+    path = preset_file(names[0] if names else None, a.preset)
+    cfg = load_preset(path, [o for o in a.overrides if not o.startswith("preset=")])
     if a.as_grpo_ga:
         cfg = as_grpo_ga(cfg)
     run_dir = Path(cfg.get("run_dir") or Path("checkpoints") / run_name(cfg))

@@ -41,6 +41,9 @@ def test_a_subcommand_gets_its_arguments_and_its_name(tmp_path, capsys):
     assert "gsm8k" in capsys.readouterr().out.split()
     assert commands.main(["speedup", "--results", str(tmp_path), "--baseline", "nope", "--method", "x"]) == 2
     assert capsys.readouterr().err.startswith("pods speedup: error: ")
+    assert commands.main(["trl", "preset=tiny-cpy"]) == 2  # config/trl/ presets by name, Hydra overrides after
+    assert "pods trl: error: preset=tiny-cpy: no config/trl/tiny-cpy.yaml (did you mean preset=tiny-cpu?)" in \
+        capsys.readouterr().err
     with pytest.raises(SystemExit) as stop:  # argparse's own usage line names the subcommand
         commands.main(["preflight", "--gpu", "nope"])
     assert stop.value.code == 2 and "usage: pods preflight" in capsys.readouterr().err

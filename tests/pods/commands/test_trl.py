@@ -11,12 +11,30 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
 from pods.commands import trl as train_trl
+from pods.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[3]
 PRESETS = ROOT / "config" / "trl"
 TINY = PRESETS / "tiny-cpu.yaml"
 QUICK = ["model=tiny", "train_steps=2", "dataset.limit=256", "eval.limit=8", "trl.eval_steps=1", "trl.save_steps=1",
          "trl.per_device_train_batch_size=32"]
+
+
+def test_a_preset_is_composed_by_hydra_by_name_or_from_a_file_of_your_own(tmp_path):
+    assert train_trl.preset_file("tiny-cpu", None) == TINY
+    assert train_trl.load_preset(TINY, ["train_steps=7"]) == train_trl.load_preset(str(TINY), ["++train_steps=7"])
+    mine = tmp_path / "mine.yaml"  # its defaults list finds config/trl's presets after its own folder
+    mine.write_text("defaults: [tiny-cpu, _self_]\ntrain_steps: 3\ntrl: {seed: 5}\n")
+    cfg = train_trl.load_preset(mine, ["trl.save_steps=4", "+overwrite=true"])
+    tiny = train_trl.load_preset(TINY)
+    assert cfg == {**tiny, "train_steps": 3, "overwrite": True, "trl": {**tiny["trl"], "seed": 5, "save_steps": 4}}
+    vllm, paper = (train_trl.load_preset(PRESETS / f"pods-qwen2.5-3b{s}.yaml") for s in ("-vllm", ""))
+    assert {k: v for k, v in vllm["trl"].items() if paper["trl"].get(k) != v} == {
+        "use_vllm": True, "vllm_mode": "colocate", "vllm_gpu_memory_utilization": 0.3,
+        "vllm_importance_sampling_correction": False}  # its defaults list: the paper preset, then its own keys
+    with pytest.raises(ConfigError, match="did you mean preset=tiny-cpu"):
+        train_trl.preset_file("tiny-cpy", None)
 
 
 def test_preset_checks():
