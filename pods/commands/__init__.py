@@ -13,18 +13,20 @@ Hydra overrides (key=value) where a config is composed, options where it reads f
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import sys
-from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
 class Command:
-    name: str  # what users type after `pods`
-    module: str  # pods.commands.<module>, with main(argv, prog)
-    help: str  # one line for `pods --help`
-    script: str  # the same program in a checkout
+    """One subcommand (a plain class: `pods --help` imports no dataclasses, no typing)."""
+
+    __slots__ = ("name", "module", "help", "script")
+
+    def __init__(self, name: str, module: str, help: str, script: str):
+        self.name = name  # what users type after `pods`
+        self.module = module  # pods.commands.<module>, with main(argv, prog)
+        self.help = help  # one line for `pods --help`
+        self.script = script  # the same program in a checkout
 
 
 COMMANDS = (
@@ -68,6 +70,8 @@ def main(argv: list[str] | None = None) -> int | None:
     by_name = {c.name: c for c in COMMANDS}
     command = by_name.get(argv[0])
     if command is None:
+        import difflib  # only for a mistyped command: `pods --help` stays light
+
         close = difflib.get_close_matches(argv[0], by_name, n=1)
         print(f"pods: error: unknown command {argv[0]!r}" + (f" (did you mean {close[0]}?)" if close else "")
               + f"; commands: {', '.join(by_name)}", file=sys.stderr)
