@@ -1,14 +1,14 @@
 #!/usr/bin/env python
-"""Offline replay: what would another rollout rule have kept of the groups a run recorded in its ledger? (CPU)
+"""Offline replay: what would another rollout or prompt rule have done with what a run recorded in its ledger? (CPU)
 
-    uv run python scripts/replay.py checkpoints/<run> --rule cppo [--rule random ...] [--m 8] [--json]
-    uv run python scripts/replay.py 'checkpoints/demo-*' --rule all
+    uv run python scripts/replay.py checkpoints/<run> --rule cppo [--rule greso ...] [--m 8] [--json]
+    uv run python scripts/replay.py 'checkpoints/demo-*' --rule all --rule all_prompt
 
-A run is a run directory (its ledger/ is read) or a quoted glob of them. --rule all replays every rollout rule.
-Per (run, rule): kept reward variance, share of all-right and all-wrong kept groups, advantage statistics, tokens
-that would be trained per step, agreement with the rollouts the run kept (its own rule: 100 %). Definitions:
-pods/analysis/replay.py and docs/ledger.md. Exit 2 with one message for an unknown rule, an impossible m, a
-missing, damaged or truncated ledger, or one of another format version; nothing is written.
+A run is a run directory (its ledger/ is read) or a quoted glob of them; --rule all: every rollout rule, all_prompt:
+every prompt rule. Per (run, rule): kept reward variance, all-right / all-wrong shares, advantage statistics, tokens,
+agreement with what the run did (its own rule: 100 %). Definitions: docs/ledger.md. Exit 2 with one message for
+an unknown rule or one of another hook kind, an impossible m, a missing, damaged or truncated ledger, or one of
+another format version; nothing is written.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pods.analysis.replay import replay, run_dirs, table
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", help="run directory (checkpoints/<run>) or a quoted glob of them")
-    p.add_argument("--rule", action="append", required=True, help="rollout rule to replay (repeatable; all: every one)")
+    p.add_argument("--rule", action="append", required=True, help="rollout or prompt rule to replay (repeatable; all: every rollout rule, all_prompt: every prompt rule)")
     p.add_argument("--m", type=int, default=None, help="rollouts kept per group (default: the run's m)")
     p.add_argument("--json", action="store_true", help="print a JSON list (one object per run and rule)")
     return p.parse_args(argv)

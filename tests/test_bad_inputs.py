@@ -123,6 +123,10 @@ def files(tmp_path_factory) -> Path:
     rows = (d / "runs-bad" / "midrow" / "metrics.jsonl").read_text()
     (d / "runs-bad" / "midrow" / "metrics.jsonl").write_text('{"step": 0, "loss": 0.\x00\x00\n' + rows)
     (d / "runs-bad" / "dmg" / "checkpoint-1" / "state.json").write_text('{"step": 1, "elap')  # truncated
+    old = run("train.py", [*TRAIN, f"output_root={d / 'runs-bad'}", "run_name=ledger-old"])  # one step, its ledger
+    assert old.returncode == 0, old.stderr[-2000:]
+    (d / "runs-bad" / "ledger-old" / "ledger" / "_ledger.json").write_text(json.dumps({"format": "pods-ledger",
+                                                                                       "version": 0}))
     return d
 
 
@@ -199,6 +203,27 @@ CASES = [
      ["unknown rl.short_batch 'skip'; valid: partial, top_up, error"]),
     ("dynamic-metric-without-dynamic-sampling", "train.py", ["rl.dynamic_sampling_metric=total"],
      ["rl.dynamic_sampling_metric=total: used by dynamic sampling only; set rl.dynamic_sampling=true"]),
+    # ---- train.py: the selection lab's hooks (issue 30 part 5)
+    ("prompt-rule-unknown", "train.py", ["rl.prompt_rule=gresso"],
+     ["unknown rl.prompt_rule 'gresso'; did you mean greso? valid: none, band, greso"]),
+    ("rule-of-another-hook-kind", "train.py", ["rl.prompt_rule=max_variance"],
+     ["rl.prompt_rule=max_variance: max_variance is a rollout rule, not a prompt rule: set rl.rule=max_variance"]),
+    ("token-mask-as-prompt-rule", "train.py", ["rl.prompt_rule=entropy_top"],
+     ["rl.prompt_rule=entropy_top: entropy_top is a token mask, not a prompt rule: set rl.token_mask=entropy_top"]),
+    ("prompt-rule-bad-option", "train.py", ["rl.prompt_rule=band", "rl.prompt_rule_options={lo: 0.2}"],
+     ["rl.prompt_rule_options: prompt rule 'band'", "unexpected keyword argument 'lo'"]),
+    ("allocation-budget-below-one-per-prompt", "train.py", ["rl.allocation=ada", "rl.allocation_budget=0"],
+     ["rl.allocation_budget=0 is below one rollout per prompt (rl.prompts_per_step=1)"]),
+    ("m-schedule-past-n", "train.py", ["rl.m_schedule=linear", "rl.m_end=8"],
+     ["rl.m_end=8: the m schedule goes from rl.m=2 to at most rl.n=4"]),
+    ("m-schedule-with-rule-none", "train.py", ["rl.m_schedule=linear", "rl.rule=none", "rl.m=4"],
+     ["rl.m_schedule=linear changes m, but rl.rule=none needs m = n at every step"]),
+    ("token-mask-quantile-0", "train.py", ["rl.token_mask=entropy_top", "rl.token_mask_quantile=0"],
+     ["rl.token_mask_quantile must be a number in (0, 1]"]),
+    ("resume-onto-a-ledger-of-another-version", "train.py", ["output_root={d}/runs-bad", "run_name=ledger-old",
+                                                            "rl.max_steps=2"],
+     ["{d}/runs-bad/ledger-old/ledger holds a ledger of format version 0", "move it aside (or set "
+      "logging.ledger=false) to resume"]),
     ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
      ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
     ("slurm-without-slurm", "train.py", ["hydra.mode=MULTIRUN", "rl.n=4,8", "hydra/launcher=slurm",

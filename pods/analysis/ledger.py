@@ -2,7 +2,7 @@
 
     rec = read_ledger("checkpoints/demo-...-seed0")        # a run directory or its ledger/ directory
     rec.rewards, rec.accuracy, rec.lengths, rec.kept        # [R, n] float, [R, n], [R, n], [R, k] of generated groups
-    rec.steps, rec.rounds, rec.prompts, rec.status          # [R] each; rec.skipped: prompts a prompt rule skipped
+    rec.steps, rec.rounds, rec.prompts, rec.trained         # [R] each; rec.offered: every row, skipped prompts too
 
 Contract: a ResultsError (exit 2, the file named) for a missing ledger, another format version, a file that
 cannot be read (cut short), or steps missing between the first and the last; nothing is written. Rows are in
@@ -37,8 +37,10 @@ class Recorded:
     lengths: np.ndarray  # [R, n] completion tokens (0 pads)
     entropy: np.ndarray  # [R, n] mean token entropy (NaN where not measured)
     kept: np.ndarray  # [R, k] the rollouts the run kept (-1 pads)
+    positions: np.ndarray | None = None  # [R] prompt-stream position of each generated group (-1: not known)
     per_fn: dict = field(default_factory=dict)  # {reward name: [R, n]}
-    skipped: dict = field(default_factory=dict)  # {step: [prompts a prompt rule skipped]}
+    offered: dict = field(default_factory=dict)  # every row, skipped prompts too: {step, round, position, prompt,
+    #                                              status, group: index into the generated arrays or -1} -> [S]
 
     @property
     def num_steps(self) -> int:
@@ -102,24 +104,25 @@ def read_ledger(path: str | Path, per_fn: bool = True) -> Recorded:
     steps = table["step"].to_numpy()
     _check_steps(directory, np.unique(steps), int(meta.get("first_step", 1)), len(steps))
     status = pc.cast(table["status"], pa.string()).to_numpy()
-    prompts = table["prompt"].to_numpy()
-    skipped = {}
-    for st, p in zip(steps[status == "skipped"], prompts[status == "skipped"]):
-        skipped.setdefault(int(st), []).append(int(p))
+    prompts, positions = table["prompt"].to_numpy(), table["position"].to_numpy()
     n = table["n"].to_numpy()
     width = int(n.max()) if len(n) else 0
     kept_width = int(max((np.diff(c.offsets.to_numpy()).max(initial=0) for c in table["kept"].chunks), default=0))
     rounds, slots = table["round"].to_numpy(), table["slot"].to_numpy()
     gen = np.flatnonzero(status != "skipped")
     order = gen[np.lexsort((slots[gen], rounds[gen], steps[gen]))]  # the order the run made its selections
+    group = np.full(len(steps), -1)
+    group[order] = np.arange(len(order))
     dense = lambda name, fill: _dense(table[name], width, fill)[order]  # noqa: E731  [R, n]
     names = [c for c in table.column_names if c.startswith(fmt.REWARD_PREFIX)]
     return Recorded(
         path=directory, meta=meta, steps=steps[order], rounds=rounds[order], slots=slots[order],
-        prompts=prompts[order], trained=status[order] == "trained", n=n[order],
+        prompts=prompts[order], trained=status[order] == "trained", n=n[order], positions=positions[order],
         rewards=dense("reward", np.nan), accuracy=dense("accuracy", np.nan), lengths=dense("length", 0),
         entropy=dense("entropy", np.nan), kept=_dense(table["kept"], kept_width, -1)[order],
-        per_fn={c[len(fmt.REWARD_PREFIX):]: dense(c, np.nan) for c in names}, skipped=skipped)
+        per_fn={c[len(fmt.REWARD_PREFIX):]: dense(c, np.nan) for c in names},
+        offered={"step": steps, "round": rounds, "position": positions, "prompt": prompts, "status": status,
+                 "group": group})
 
 
 def _without_per_fn(path: Path) -> list[str]:

@@ -25,32 +25,51 @@ from pods.analysis.settings import find_run_dirs
 from pods.core.advantages import group_advantages
 from pods.core.algorithms import keep
 from pods.core.downsample import RULES
+from pods.core.allocation import ALLOCATIONS
+from pods.core.prompt_rules import PROMPT_RULES, make_prompt_rule
+from pods.core.prompts import PROMPT_SEED, PromptStream, pick
+from pods.core.token_masks import TOKEN_MASKS
 from pods.core import ledger as fmt
 from pods.errors import ConfigError, ResultsError
 
 KEYS = ("groups", "m", "kept_reward_var", "frac_all_correct", "frac_all_wrong", "adv_abs_mean", "adv_std",
         "frac_zero_adv", "tokens_trained", "tokens_trained_per_step", "agreement", "agreement_rollouts")
+PROMPT_KEYS = ("candidates", "frac_skipped", "frac_unknown", "kept_reward_var", "frac_all_correct", "frac_all_wrong",
+               "tokens_generated_per_step", "agreement")
 STOCHASTIC = {"random"}  # rules that draw from the generator: replayed call by call, as the run called them
 
 
 def check_rule(rule: str) -> None:
-    """ConfigError unless `rule` is a rollout rule; names the nearest ones."""
-    if rule in RULES:
+    """ConfigError unless `rule` is a rollout or prompt rule; names the nearest ones, or the hook kind it has."""
+    if rule in RULES or rule in PROMPT_RULES:
         return
-    near = difflib.get_close_matches(rule, list(RULES), n=3, cutoff=0.5)
+    if rule in ALLOCATIONS:
+        raise ConfigError(f"--rule {rule} is an allocation rule (rl.allocation): it decides how many rollouts are "
+                          "generated, which a ledger cannot replay; replay a rollout rule or a prompt rule")
+    if rule in TOKEN_MASKS:
+        raise ConfigError(f"--rule {rule} is a token mask (rl.token_mask): the ledger keeps a per-rollout entropy "
+                          "summary, not every token's; replay a rollout rule or a prompt rule")
+    names = [*RULES, *PROMPT_RULES]
+    near = difflib.get_close_matches(rule, names, n=3, cutoff=0.5)
     hint = f"; did you mean {' or '.join(near)}?" if near else ""
-    raise ConfigError(f"--rule {rule}: no such rollout rule{hint} (rollout rules: {', '.join(RULES)})")
+    raise ConfigError(f"--rule {rule}: no such rollout or prompt rule{hint} (rollout rules: {', '.join(RULES)}; "
+                      f"prompt rules: {', '.join(PROMPT_RULES)})")
 
 
 def _select(rec: Recorded, rule: str, m: int, algorithm: str) -> torch.Tensor:
     """idx [R, m] that `rule` keeps of each recorded group, selection by selection as the run made them."""
     rewards = torch.from_numpy(rec.rewards).float()  # [R, n]
-    if rule not in STOCHASTIC:
-        return keep(rewards, algorithm, m, rule)
-    gen = torch.Generator().manual_seed(int(rec.meta.get("seed", 0)))
-    cuts = np.flatnonzero(np.diff(rec.steps * 1000 + rec.rounds)) + 1  # one selection per (step, round)
-    bounds = [0, *cuts.tolist(), len(rec.steps)]
-    return torch.cat([keep(rewards[a:b], algorithm, m, rule, generator=gen) for a, b in zip(bounds, bounds[1:])])
+    lengths = torch.from_numpy(rec.lengths).float()  # [R, n] (the entropies exist for trained rollouts only)
+    try:
+        if rule not in STOCHASTIC:
+            return keep(rewards, algorithm, m, rule, lengths=lengths)
+        gen = torch.Generator().manual_seed(int(rec.meta.get("seed", 0)))
+        cuts = np.flatnonzero(np.diff(rec.steps * 1000 + rec.rounds)) + 1  # one selection per (step, round)
+        bounds = [0, *cuts.tolist(), len(rec.steps)]
+        return torch.cat([keep(rewards[a:b], algorithm, m, rule, generator=gen, lengths=lengths[a:b])
+                          for a, b in zip(bounds, bounds[1:])])
+    except ValueError as err:  # e.g. rule none with m < n
+        raise ConfigError(f"--rule {rule} --m {m}: {err}") from None
 
 
 def replay_rollout(rec: Recorded, rule: str, m: int | None = None) -> dict:
@@ -100,19 +119,71 @@ def agreement(idx: torch.Tensor, run_kept: torch.Tensor, n: int) -> dict:
     return {"agreement": same, "agreement_rollouts": float(both.sum()) / total if total else float("nan")}
 
 
+def replay_prompt(rec: Recorded, rule: str, options: dict | None = None) -> dict:
+    """What prompt rule `rule` would have generated for, walking the run's prompt stream step by step as the run
+    did (pods.core.prompts.pick, the same generator seed), its history fed with the recorded groups it picked.
+    A prompt it picks that the run did not generate has no recorded rewards: counted in frac_unknown, left out of
+    its history and of the reward statistics. Replaying the run's own rule (and options) agrees 100 %."""
+    check_rule(rule)
+    meta = rec.meta
+    P, B, seed = int(meta["num_prompts"]), int(meta["prompts_per_step"]), int(meta.get("seed", 0))
+    own = rule == meta.get("prompt_rule", "none")
+    opts = dict(meta.get("prompt_rule_options") or {}) if options is None and own else dict(options or {})
+    try:
+        state = make_prompt_rule(rule, num_prompts=P, **opts)
+    except ValueError as err:
+        raise ConfigError(f"--rule {rule}: {err}") from None
+    gen, stream = torch.Generator().manual_seed(seed + PROMPT_SEED), PromptStream(P, seed)
+    off = rec.offered
+    generated = {(int(s), int(p)): int(g) for s, p, g in zip(off["step"], off["position"], off["group"]) if g >= 0}
+    picked_groups, agree, offered, unknown, skipped = [], 0, 0, 0, 0
+    for step in np.unique(off["step"]):
+        at = off["step"] == step
+        step_groups = []
+        for r in np.unique(off["round"][at]):
+            mine = at & (off["round"] == r)
+            run_gen = {int(p) for p, g in zip(off["position"][mine], off["group"][mine]) if g >= 0}
+            run_all = {int(p) for p in off["position"][mine]}
+            got = pick(None if rule == "none" else state, stream, int(off["position"][mine].min()), B,
+                       pool=int(meta.get("prompt_pool", 1)), num_prompts=P, generator=gen)
+            seen = set(got.positions) | set(got.skipped_positions) | run_all
+            agree += sum((p in got.positions) == (p in run_gen) for p in seen)
+            offered, skipped = offered + len(seen), skipped + len(got.skipped)
+            known = [generated[(int(step), p)] for p in got.positions if (int(step), p) in generated]
+            unknown += len(got.positions) - len(known)
+            step_groups += sorted(known)  # the order the run generated them in (round, slot)
+        if step_groups and rule != "none":
+            g = torch.tensor(step_groups)
+            state.update(torch.from_numpy(rec.prompts)[g], torch.from_numpy(rec.accuracy)[g].gt(0).float())
+        picked_groups += step_groups
+    g = torch.tensor(picked_groups, dtype=torch.long)
+    rewards, ok = torch.from_numpy(rec.rewards)[g], torch.from_numpy(rec.accuracy)[g] > 0  # [K, n]
+    picked = len(picked_groups) + unknown
+    return {"rule": rule, "candidates": offered, "frac_skipped": skipped / max(offered, 1),
+            "frac_unknown": unknown / max(picked, 1),
+            "kept_reward_var": float(rewards.var(dim=1, unbiased=False).mean()) if len(g) else float("nan"),
+            "frac_all_correct": float(ok.all(dim=1).float().mean()) if len(g) else float("nan"),
+            "frac_all_wrong": float((~ok).all(dim=1).float().mean()) if len(g) else float("nan"),
+            "tokens_generated_per_step": float(torch.from_numpy(rec.lengths)[g].sum()) / max(rec.num_steps, 1),
+            "agreement": agree / max(offered, 1)}
+
+
 def replay(paths: list[str | Path], rules: list[str], m: int | None = None) -> list[dict]:
     """One row per (run, rule): `replay_rollout` on each run's ledger (every ledger read and checked first).
-    The rule "all" stands for every rollout rule that can keep m of the run's n."""
+    "all" stands for every rollout rule that can keep m of the run's n, "all_prompt" for every prompt rule."""
     for rule in rules:
-        if rule != "all":
+        if rule not in ("all", "all_prompt"):
             check_rule(rule)
     recs = [read_ledger(p, per_fn=False) for p in paths]
     rows = []
     for rec in recs:
         m_run = int(rec.meta.get("m", rec.kept.shape[1])) if m is None else m
-        names = [r for name in rules for r in (RULES if name == "all" else [name])
+        every = {"all": list(RULES), "all_prompt": [r for r in PROMPT_RULES if r != "none"]}
+        names = [r for name in rules for r in every.get(name, [name])
                  if not (name == "all" and r == "none" and m_run != rec.rewards.shape[1])]
-        rows += [{"run": str(rec.path.parent), **replay_rollout(rec, rule, m)} for rule in dict.fromkeys(names)]
+        rows += [{"run": str(rec.path.parent), "kind": "prompt" if rule in PROMPT_RULES and rule not in RULES
+                  else "rollout", **(replay_prompt(rec, rule) if rule in PROMPT_RULES and rule not in RULES
+                                     else replay_rollout(rec, rule, m))} for rule in dict.fromkeys(names)]
     return rows
 
 
@@ -128,24 +199,39 @@ def run_dirs(spec: str) -> list[Path]:
     return found
 
 
-def table(rows: list[dict]) -> str:
-    """The replay rows as an aligned text table (shares in %)."""
-    cols = [("run", "run"), ("rule", "rule"), ("m", "m"), ("kept_reward_var", "kept var"),
-            ("frac_all_correct", "all right %"), ("frac_all_wrong", "all wrong %"), ("adv_abs_mean", "|adv|"),
-            ("adv_std", "adv std"), ("frac_zero_adv", "adv=0 %"), ("tokens_trained_per_step", "tokens/step"),
-            ("agreement", "agree %"), ("agreement_rollouts", "agree rollouts %")]
-    pct = {"frac_all_correct", "frac_all_wrong", "frac_zero_adv", "agreement", "agreement_rollouts"}
-    runs = {r["run"] for r in rows}
+ROLLOUT_COLUMNS = [("m", "m"), ("kept_reward_var", "kept var"), ("frac_all_correct", "all right %"),
+                   ("frac_all_wrong", "all wrong %"), ("adv_abs_mean", "|adv|"), ("adv_std", "adv std"),
+                   ("frac_zero_adv", "adv=0 %"), ("tokens_trained_per_step", "tokens/step"), ("agreement", "agree %"),
+                   ("agreement_rollouts", "agree rollouts %")]
+PROMPT_COLUMNS = [("candidates", "offered"), ("frac_skipped", "skipped %"), ("frac_unknown", "unknown %"),
+                  ("kept_reward_var", "var"), ("frac_all_correct", "all right %"), ("frac_all_wrong", "all wrong %"),
+                  ("tokens_generated_per_step", "gen tokens/step"), ("agreement", "agree %")]
+PERCENT = {"frac_all_correct", "frac_all_wrong", "frac_zero_adv", "agreement", "agreement_rollouts", "frac_skipped",
+           "frac_unknown"}
 
+
+def table(rows: list[dict]) -> str:
+    """The replay rows as aligned text tables (rollout rules, then prompt rules; shares in %)."""
+    parts = []
+    for kind, cols in (("rollout", ROLLOUT_COLUMNS), ("prompt", PROMPT_COLUMNS)):
+        mine = [r for r in rows if r.get("kind", "rollout") == kind]
+        if mine:
+            head = [("run", "run")] if len({r["run"] for r in rows}) > 1 else []
+            parts.append(_aligned(mine, [*head, ("rule", f"{kind} rule"), *cols]))
+    return "\n\n".join(parts)
+
+
+def _aligned(rows: list[dict], cols: list[tuple[str, str]]) -> str:
     def cell(key, v):
         if isinstance(v, str):
             return Path(v).name if key == "run" else v
-        if key == "m":
+        if isinstance(v, int):
             return str(v)
-        return "n/a" if v != v else f"{100 * v:.1f}" if key in pct else f"{v:.4g}"
+        return "n/a" if v != v else f"{100 * v:.1f}" if key in PERCENT else f"{v:.4g}"
 
-    shown = [(k, h) for k, h in cols if k != "run" or len(runs) > 1]
-    body = [[cell(k, r[k]) for k, _ in shown] for r in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, (_, h) in enumerate(shown)]
-    line = lambda xs: "  ".join(x.rjust(w) if i else x.ljust(w) for i, (x, w) in enumerate(zip(xs, widths)))  # noqa: E731
-    return "\n".join([line([h for _, h in shown]), *(line(b) for b in body)])
+    body = [[cell(k, r[k]) for k, _ in cols] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) for i, (_, h) in enumerate(cols)]
+    def line(xs):
+        return "  ".join(x.rjust(w) if i else x.ljust(w) for i, (x, w) in enumerate(zip(xs, widths)))
+
+    return "\n".join([line([h for _, h in cols]), *(line(b) for b in body)])

@@ -21,8 +21,8 @@ from pods.backends.checks import backend_problems, model_problems
 from pods.config.aliases import hint
 from pods.config.fields import by_key, finite, integer, output_path, walk
 from pods.config.schema import EvalConfig, HeldoutConfig, RLConfig, TrainConfig, WarmStartSettings
-from pods.core.downsample import NEEDS
 from pods.data.math_labels import labels_problem
+from pods.config.lab import lab_problems
 from pods.errors import ConfigError
 
 
@@ -74,7 +74,7 @@ def _rl(cfg) -> list[str]:
                     if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
     if rl.max_steps is None and rl.max_time is None:
         p.append("the run never stops: set rl.max_steps or rl.max_time")
-    return p + _saving(rl) + _n_m(rl) + _dynamic(rl)
+    return p + _saving(rl) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
 
 
 def _dynamic(rl) -> list[str]:
@@ -97,9 +97,6 @@ def _n_m(rl) -> list[str]:
     if rl.rule == "none" and m != n and alg not in ("grpo", "grpo_ga"):
         p.append(f"rl.rule=none keeps all rollouts, so rl.m must equal rl.n (got n={n}, m={m}); "
                  "use rl.m=rl.n or a down-sampling rule such as rl.rule=max_variance")
-    if NEEDS.get(rl.rule):  # until the loop passes them (issue 30 wiring); pods.select and PODSTrainer do
-        p.append(f"rl.rule={rl.rule} needs {' and '.join(NEEDS[rl.rule])} per rollout, which train.py does not "
-                 "pass to the rule yet; use it through pods.select or PODSTrainer, or pick another rl.rule")
     if alg == "grpo" and m != n:
         p.append(f"rl.algorithm=grpo needs rl.m == rl.n (got n={n}, m={m}); use rl.algorithm=auto for PODS")
     if alg == "pods" and m >= n:

@@ -148,6 +148,25 @@ class RLConfig:
                                              "cost that many steps' generation")
     short_batch: str = setting("partial", "rounds ran out short: partial | top_up (flat groups) | error",
                                choices="pods.core.collect:SHORT_BATCH")
+    prompt_rule: str = setting("none", "prompt rule: which prompts of the stream to generate for, from each prompt's "
+                               "history (docs/rules.md)")
+    prompt_rule_options: dict | None = setting(None, "keyword arguments of rl.prompt_rule (e.g. {low: 0.2, "
+                                               "high: 0.8} for band; null: its defaults)")
+    prompt_pool: int = setting(1, "a prompt rule is offered this many candidates per prompt it may pick at once "
+                               "(a selector such as mopps chooses among them; filters walk the stream)", low=1)
+    allocation: str = setting("none", "allocation rule: each prompt's number of rollouts over generation rounds "
+                              "(docs/rules.md)")
+    allocation_options: dict | None = setting(None, "keyword arguments of rl.allocation (e.g. {screen: 8} for "
+                                              "speed; null: its defaults)")
+    allocation_budget: int | None = setting(None, "most rollouts an allocation rule generates per step, at least "
+                                            "one per prompt (null: B x n)")
+    token_mask: str = setting("none", "which completion tokens carry the policy gradient (docs/rules.md)")
+    token_mask_quantile: float = setting(0.2, "token mask: the share of tokens kept (TRL's top_entropy_quantile)",
+                                         low=0, low_open=True, high=1)
+    m_schedule: str = setting("constant", "m as a function of the step, from rl.m to rl.m_end over rl.m_horizon "
+                              "steps (D3S relaxes down-sampling)")
+    m_end: int | None = setting(None, "m schedule: m at the end of the horizon (null: rl.n)", low=2)
+    m_horizon: int | None = setting(None, "m schedule: steps from rl.m to rl.m_end (null: rl.max_steps)", low=1)
 
 
 @dataclass
@@ -177,6 +196,8 @@ class LoggingConfig:
                                  low=0, why="0: no samples.jsonl")
     samples_prompts: int = setting(2, "prompts (groups) per logged step", low=1)
     print_samples: bool = setting(False, "also print the best and worst kept completion of each logged step")
+    ledger: bool = setting(True, "record every step's rewards, lengths, entropies and kept rollouts per prompt group "
+                           "in <run_dir>/ledger/ (docs/ledger.md)", resume_safe=True)
 
 
 @dataclass

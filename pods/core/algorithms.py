@@ -21,8 +21,9 @@ ALGORITHMS = ("pods", "grpo", "grpo_ga")
 
 
 def keep(rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
-         generator: torch.Generator | None = None) -> torch.Tensor:
-    """rewards [G, n] -> idx [G, k]: the rollouts the step trains on (k = m; all n for grpo_ga)."""
+         generator: torch.Generator | None = None, **inputs) -> torch.Tensor:
+    """rewards [G, n] -> idx [G, k]: the rollouts the step trains on (k = m; all n for grpo_ga).
+    inputs: what a rule may weigh besides the rewards (lengths=[G, n], entropy=[G, n]; pods.core.downsample)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     G, n = rewards.shape
@@ -30,7 +31,7 @@ def keep(rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_varianc
         if m != n:
             raise ValueError(f"grpo_ga trains on all n rollouts: m={m} must equal n={n}")
         return torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
-    return select(rewards, m, rule, generator=generator)  # [G, m]; maxvargrpo_trainer.py:515-525 at 3fc107e
+    return select(rewards, m, rule, generator=generator, **inputs)  # [G, m]; maxvargrpo_trainer.py:515-525 at 3fc107e
 
 
 def plan_update(

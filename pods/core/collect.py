@@ -41,6 +41,9 @@ class Round:
     total: torch.Tensor  # [B, n] weighted reward sum (pods.rewards.Combined)
     per_fn: dict  # {name: [B, n]} each reward item
     correct: torch.Tensor  # [B, n] bool: the accuracy reward > 0
+    positions: list[int] | None = None  # [B] prompt-stream position of each prompt (None: not known)
+    skipped: list[int] = field(default_factory=list)  # prompts a prompt rule passed over in this round
+    skipped_positions: list[int] = field(default_factory=list)  # their stream positions
 
 
 @dataclass
@@ -128,3 +131,17 @@ def collect(sample_round: Callable[[int], Round], B: int, keep: Callable, *, dyn
         correct=take(lambda r: rounds[r].correct),
         idx=take(lambda r: idxs[r]), **counts,
     )
+
+
+def subset(batch: Batch, keep: torch.Tensor) -> Batch:
+    """The batch with only the groups `keep` [G] bool marks (a prompt rule's group filter); the others count as
+    dropped in `seen`. Keeping every group returns `batch` itself."""
+    if bool(keep.all()):
+        return batch
+    kept = keep.nonzero().flatten().tolist()
+    new_place = {g: i for i, g in enumerate(kept)}
+    seen = [(rnd, idx, [new_place.get(g, -1) for g in places]) for rnd, idx, places in batch.seen]
+    return Batch(prompts=[batch.prompts[g] for g in kept], rollouts=batch.rollouts.groups(kept),
+                 total=batch.total[keep], per_fn={k: v[keep] for k, v in batch.per_fn.items()},
+                 correct=batch.correct[keep], idx=batch.idx[keep], rounds=batch.rounds, drawn=batch.drawn,
+                 drawn_informative=batch.drawn_informative, informative=batch.informative, short=batch.short, seen=seen)

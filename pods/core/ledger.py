@@ -22,7 +22,7 @@ DIR = "ledger"  # <run_dir>/ledger/
 META = "_ledger.json"  # the run's ledger settings (a leading _ keeps pyarrow.dataset from reading it as data)
 FILE = re.compile(r"^steps-(\d+)-(\d+)\.parquet$")  # a data file: the steps it holds, first and last
 STATUSES = ("trained", "dropped", "skipped")
-SCALARS = ("step", "round", "slot", "group", "prompt", "status", "n")  # one value per prompt group
+SCALARS = ("step", "round", "slot", "group", "prompt", "position", "status", "n")  # one value per prompt group
 LISTS = ("reward", "accuracy", "length", "entropy", "kept")  # one value per rollout (kept: per trained rollout)
 REWARD_PREFIX = "reward/"  # + a reward function's name: its value per rollout
 
@@ -49,11 +49,13 @@ def _ragged(values, count: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def group_rows(*, step: int, round_: int, prompts: list[int], status: list[str], total, per_fn: dict, accuracy,
-               lengths, kept, group: list[int] | None = None, entropy=None) -> dict:
+               lengths, kept, group: list[int] | None = None, positions: list[int] | None = None,
+               entropy=None) -> dict:
     """The ledger rows of one generation round's B groups: {column: tensor}; list columns as (values, lengths).
 
     total, per_fn values, accuracy, lengths, entropy: [B, n] (or B tensors of their own n); kept: [B, k] (or B
-    tensors; [] where not trained); group: each group's position in the step's trained batch (-1: not trained).
+    tensors; [] where not trained); group: each group's position in the step's trained batch (-1: not trained);
+    positions: each prompt's position in the prompt stream (-1: not known).
     """
     B = len(prompts)
     bad = sorted(set(status) - set(STATUSES))
@@ -62,7 +64,9 @@ def group_rows(*, step: int, round_: int, prompts: list[int], status: list[str],
     reward, n = _ragged(total, B)
     rows = {"step": torch.full((B,), step, dtype=torch.long), "round": torch.full((B,), round_, dtype=torch.long),
             "slot": torch.arange(B), "group": torch.tensor(group if group is not None else [-1] * B, dtype=torch.long),
-            "prompt": torch.tensor(prompts, dtype=torch.long), "status": list(status), "n": n,
+            "prompt": torch.tensor(prompts, dtype=torch.long),
+            "position": torch.tensor(positions if positions is not None else [-1] * B, dtype=torch.long),
+            "status": list(status), "n": n,
             "reward": (reward.float(), n)}
     for name, values in per_fn.items():
         rows[REWARD_PREFIX + name] = (_ragged(values, B)[0].float(), n)
@@ -74,11 +78,12 @@ def group_rows(*, step: int, round_: int, prompts: list[int], status: list[str],
     return rows
 
 
-def skipped_rows(*, step: int, prompts: list[int], reward_names: list[str]) -> dict:
-    """Rows of the prompts a prompt rule skipped this step: no rollouts, every list empty."""
+def skipped_rows(*, step: int, round_: int, prompts: list[int], reward_names: list[str],
+                 positions: list[int] | None = None) -> dict:
+    """Rows of the prompts a prompt rule skipped in a generation round: no rollouts, every list empty."""
     B = len(prompts)
     empty = [torch.zeros(0)] * B
-    return group_rows(step=step, round_=-1, prompts=prompts, status=["skipped"] * B, total=empty,
+    return group_rows(step=step, round_=round_, prompts=prompts, positions=positions, status=["skipped"] * B, total=empty,
                       per_fn={k: empty for k in reward_names}, accuracy=empty, lengths=empty,
                       kept=[torch.zeros(0, dtype=torch.long)] * B)
 

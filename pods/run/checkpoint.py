@@ -105,9 +105,11 @@ def set_rng_state(state: dict, extra: dict[str, torch.Generator] | None = None) 
 
 
 def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, scheduler=None,
-         generators: dict[str, torch.Generator] | None = None, rng: dict | None = None) -> Path:
+         generators: dict[str, torch.Generator] | None = None, rng: dict | None = None,
+         extra: dict[str, object] | None = None) -> Path:
     """Write checkpoint-<step> atomically; `state` must hold elapsed_seconds (+ anything JSON-able).
     rng: RNG states to store (`rng_state(generators)` taken earlier); None: the current ones.
+    extra: {file name: object} written with torch.save beside them (read back with `load_extra`).
 
     Refuses (NonFiniteError) when a trainable weight holds NaN/inf. A failed write raises
     pods.io.WriteError naming the file ("no space left on device: <run>/checkpoint-5/trainer.pt"),
@@ -130,6 +132,8 @@ def save(run_dir: Path, step: int, state: dict, policy, optimizer=None, schedule
                      "scheduler": scheduler.state_dict() if scheduler is not None else None},
                     tmp / "trainer.pt", final / "trainer.pt")
         _torch_save(rng if rng is not None else rng_state(generators), tmp / "rng.pt", final / "rng.pt")
+        for name, obj in (extra or {}).items():
+            _torch_save(obj, tmp / name, final / name)
         with writing(final / "state.json"):
             (tmp / "state.json").write_text(json.dumps({"step": step, **state, "saved_at": time.time()}, indent=1))
         with writing(final / manifest.MANIFEST):
@@ -185,6 +189,14 @@ def clean_stale(run_dir: Path) -> list[str]:
             os.replace(p, final)
             done.append(f"restored {final.name} from {p.name}, left by a re-save that did not finish")
     return done
+
+
+def load_extra(checkpoint: Path, name: str, default=None):
+    """An `extra` object `save` wrote into `checkpoint` (tensors and plain values); `default` when absent."""
+    path = Path(checkpoint) / name
+    if not path.is_file():
+        return default
+    return torch.load(path, map_location="cpu", weights_only=True)
 
 
 def read_state(checkpoint: Path) -> dict:

@@ -41,7 +41,7 @@ def arrow_table(rows: dict, meta: dict | None = None):
     import pyarrow as pa
 
     types = {"step": pa.int32(), "round": pa.int16(), "slot": pa.int32(), "group": pa.int32(),
-             "prompt": pa.int64(), "n": pa.int32(), "length": pa.int32(), "kept": pa.int16()}
+             "prompt": pa.int64(), "position": pa.int64(), "n": pa.int32(), "length": pa.int32(), "kept": pa.int16()}
     cols = {}
     for key, value in rows.items():
         if isinstance(value, tuple):
@@ -148,9 +148,10 @@ class Ledger:
         self.flush()
 
 
-def step_rows(step: int, batch, *, accuracy: str, entropy=None, skipped=()) -> dict:
-    """A training step's ledger rows from its pods.core.collect.Batch: every round's groups (trained or dropped),
-    then the prompts the prompt rule skipped. entropy: [G, k] mean token entropy of the trained rollouts (or None)."""
+def step_rows(step: int, batch, *, accuracy: str, entropy=None) -> dict:
+    """A training step's ledger rows from its pods.core.collect.Batch: every round's groups (trained or dropped)
+    and the prompts the prompt rule skipped in it (Round.skipped). entropy: [G, k] mean token entropy of the trained
+    rollouts (or None)."""
     parts = []
     for r, (rnd, idx, places) in enumerate(batch.seen):  # idx [B, k] the round's selection
         ent = torch.full(rnd.total.shape, float("nan"))  # [B, n]: measured only where the update ran
@@ -159,9 +160,10 @@ def step_rows(step: int, batch, *, accuracy: str, entropy=None, skipped=()) -> d
                 if g >= 0:
                     ent[b, batch.idx[g]] = entropy[g].float().cpu()
         parts.append(fmt.group_rows(step=step, round_=r, prompts=list(rnd.prompts), group=places,
-                                    status=["trained" if g >= 0 else "dropped" for g in places], total=rnd.total,
-                                    per_fn=rnd.per_fn, accuracy=rnd.per_fn[accuracy],
+                                    positions=rnd.positions, status=["trained" if g >= 0 else "dropped" for g in places],
+                                    total=rnd.total, per_fn=rnd.per_fn, accuracy=rnd.per_fn[accuracy],
                                     lengths=rnd.rollouts.completion_lengths(), kept=idx, entropy=ent))
-    if skipped:
-        parts.append(fmt.skipped_rows(step=step, prompts=list(skipped), reward_names=list(batch.per_fn)))
+        if rnd.skipped:
+            parts.append(fmt.skipped_rows(step=step, round_=r, prompts=list(rnd.skipped), reward_names=list(rnd.per_fn),
+                                          positions=rnd.skipped_positions))
     return fmt.concat_rows(parts)

@@ -2,11 +2,11 @@
 
     run_dir = pods.run.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
 
-`train` = `pods.run.prepare.prepare` (every start-up check and load, once) then `loop`, whose `train_step` is:
-`generate_and_score` (B prompts -> n completions each -> rewards [B, n]) -> `pods.core.algorithms.plan_update`
-(which rollouts, their advantages) -> `optimize` (`pods.core.losses.policy_loss` over micro-batches, clip, ONE
-optimizer and scheduler step) -> weight hand-over -> `metrics_row` -> `save` when due. The run's position is
-one `RunState`. Rerunning resumes from the newest intact checkpoint; step k samples with `sampling_seed(seed, k)`.
+`train` = `pods.run.prepare.prepare` then `loop`, whose `train_step` is: `generate_and_score` (B prompts a prompt
+rule picks -> n completions each -> rewards [B, n]) -> the prompt rule's history -> `plan_update` (which rollouts,
+their advantages) -> `optimize` (`policy_loss` over micro-batches, a token mask, clip, ONE optimizer step) -> weight
+hand-over -> `record` (the rollout ledger) -> `metrics_row` (the cost ledger) -> `save` when due. The run's position
+is one `RunState`. Rerunning resumes from the newest intact checkpoint; step k samples with `sampling_seed(seed, k)`.
 Run directory and metrics.jsonl keys: docs/training.md; signals, non-finite steps, failed writes: docs/long-runs.md.
 """
 
@@ -23,32 +23,17 @@ import torch
 from pods.backends.base import Sampling, sampling_seed
 from pods.cli import note
 from pods.core.algorithms import keep, plan_update
-from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect
+from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect, subset
 from pods.core.losses import policy_loss, runs_reference
-from pods.errors import RewardError
+from pods.core.prompts import PromptStream
+from pods.errors import ConfigError, RewardError
 from pods.run import checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
-from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
+from pods.run.lab import LAB_FILE, Lab
+from pods.run.ledger import Ledger, step_rows
+from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, cost_metrics, step_metrics
 from pods.run.prepare import Ready, prepare
 from pods.run.samples import SampleLog
-
-
-class PromptStream:
-    """Epoch-wise shuffled prompt order that depends only on (seed, position): resumable."""
-
-    def __init__(self, size: int, seed: int):
-        self.size, self.seed = size, seed
-        self._epoch, self._perm = None, None
-
-    def __call__(self, position: int, count: int) -> list[int]:
-        out = []
-        for p in range(position, position + count):
-            epoch = p // self.size
-            if epoch != self._epoch:
-                g = torch.Generator().manual_seed(self.seed * 100003 + epoch)
-                self._epoch, self._perm = epoch, torch.randperm(self.size, generator=g).tolist()
-            out.append(self._perm[p % self.size])
-        return out
 
 
 def score(texts, answers, cols, reward) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
@@ -88,35 +73,49 @@ def _wandb_module(logger):
     return wandb
 
 
-def update(policy, kept, adv, cfg, timers=None) -> dict:
+def update(policy, kept, adv, cfg, timers=None, *, lab=None, entropy: bool = False) -> dict:
     """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * k].
 
     Every micro-batch is normalised by the whole batch's count, so the accumulated gradient equals
-    the full-batch gradient. Returns metrics; no optimizer step here.
+    the full-batch gradient. `lab` (pods.run.lab.Lab): its token mask picks the tokens that carry the
+    gradient; entropy=True (or a mask that needs it) measures each token's entropy in the same pass:
+    "rollout_entropy" [G * k] (mean per completion) for the ledger. Returns metrics; no optimizer step here.
     """
     rl, mb = cfg.rl, cfg.rl.micro_batch_size
     temp = rl.temperature if rl.logprob_temperature else 1.0  # current and reference log-probs alike
     reference = runs_reference(rl.beta, rl.reference_pass)  # also at beta = 0 when `always`: the authors' time
     prompts, comps = kept.flat_prompt_ids(), kept.completion_ids
     denom = len(comps) if rl.aggregation == "sequence" else float(sum(len(c) for c in comps))
-    sums = {"loss": 0.0, "kl": 0.0, "tokens": 0.0}
+    want_entropy = entropy or (lab is not None and lab.needs_entropy)
+    sums = {"loss": 0.0, "kl": 0.0, "tokens": 0.0, "trained": 0.0, "entropy": 0.0}
+    per_rollout = []
     for s in range(0, len(comps), mb):
         p, c = prompts[s:s + mb], comps[s:s + mb]
         ref = None
         if reference:
             with timers("reference") if timers else contextlib.nullcontext():
                 ref = policy.token_logprobs(p, c, reference=True, temperature=temp)[0]
-        logp, mask = policy.token_logprobs(p, c, temperature=temp)
-        loss, m = policy_loss(logp, adv[s:s + mb].to(logp.device), mask, ref_logp=ref, beta=rl.beta,
-                              aggregation=rl.aggregation, denominator=denom)
+        logp, mask, *ent = policy.token_logprobs(p, c, temperature=temp, **({"entropy": True} if want_entropy else {}))
+        ent = ent[0] if ent else None  # [b, T]
+        a = adv[s:s + mb].to(logp.device)
+        token_keep = lab.token_keep(mask, ent, a) if lab is not None and rl.token_mask != "none" else None
+        loss, m = policy_loss(logp, a, mask, ref_logp=ref, beta=rl.beta, aggregation=rl.aggregation,
+                              denominator=denom, keep=token_keep)
         loss.backward()
         sums["loss"] += float(loss.detach())
         sums["tokens"] += m["completion_tokens"]
+        sums["trained"] += m.get("trained_tokens", m["completion_tokens"])
         sums["kl"] += m.get("kl", 0.0) * m["completion_tokens"]
-    t = max(sums.pop("tokens"), 1.0)
-    out = {"loss": sums["loss"]}
+        if ent is not None:
+            sums["entropy"] += float((ent * mask).sum())
+            per_rollout.append((ent * mask).sum(1).cpu() / mask.sum(1).clamp(min=1).cpu())  # [b]
+    t = max(sums["tokens"], 1.0)
+    out = {"loss": sums["loss"], "trained_tokens": sums["trained"]}
     if reference:
         out["kl"] = sums["kl"] / t
+    if per_rollout:
+        out["entropy"] = sums["entropy"] / t  # mean token entropy of the trained completions (TRL's "entropy")
+        out["rollout_entropy"] = torch.cat(per_rollout)
     return out
 
 
@@ -133,6 +132,8 @@ class RunState:
     nonfinite: int = 0  # skipped (non-finite) steps in a row up to `checkpoint`
     updating: bool = False  # the step in progress has begun to change the weights
     rng_before: dict | None = None  # the RNG states when the step in progress began
+    lab: Lab | None = None  # prompt rule (its history), token mask, m schedule (pods.run.lab)
+    lab_before: dict | None = None  # the prompt rule's state when the step in progress began
 
     @classmethod
     def resumed(cls, ready: Ready) -> RunState:
@@ -177,16 +178,38 @@ class Books:
         self.streak = NonFiniteStreak(rl.max_nonfinite_steps, run.nonfinite)
         self.stop = StopSignals()  # SIGTERM / SIGHUP / Ctrl-C: finish the step, checkpoint it, raise Interrupted
         self.warned_short = False  # dynamic sampling's first short batch of this process prints a warning
+        self.ledger = Ledger(ready.run_dir, ledger_meta(ready), resume_step=run.step) if lg.ledger else None
 
     def close(self) -> None:
         self.stop.restore()
         self.bar.close()
         self.logger.close()
+        if self.ledger is not None:
+            self.ledger.close()
+
+
+def ledger_meta(ready: Ready) -> dict:
+    """The run's settings a replay of its ledger needs (ledger/_ledger.json)."""
+    cfg, rl = ready.cfg, ready.cfg.rl
+    keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "token_mask",
+            "m_schedule", "scale_rewards", "advantage_std", "dynamic_sampling")
+    return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
+            "algorithm": ready.algorithm, "seed": cfg.seed, "accuracy_reward": ready.accuracy,
+            "rewards": [r["name"] for r in cfg.dataset.rewards], "num_prompts": len(ready.prompts)}
+
+
+def start_lab(ready: Ready) -> Lab:
+    """The run's Lab, with the prompt rule's history of the checkpoint it resumes from."""
+    lab = Lab(ready.cfg.rl, num_prompts=len(ready.prompts), seed=ready.cfg.seed)
+    if ready.resumed is not None:
+        lab.load_state_dict(ckpt.load_extra(ready.resumed[0], LAB_FILE, default={}))
+    return lab
 
 
 def loop(ready: Ready, *, on_step=None, clock=time.perf_counter) -> None:
     """Train from `ready` (pods.run.prepare) until rl.max_steps / rl.max_time: one `train_step` per step."""
     run = RunState.resumed(ready)
+    run.lab = start_lab(ready)
     stream = PromptStream(len(ready.prompts), ready.cfg.seed)
     books = Books(ready, run, clock)
     try:
@@ -206,20 +229,28 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
     """One step: generate and score (rounds), select and weigh, update, hand the weights over, log, save."""
     rl, timers = ready.cfg.rl, books.timers
     start, run.rng_before, run.updating = clock(), ckpt.rng_state(ready.gens), False
-    batch = generate_and_score(ready, run=run, stream=stream, timers=timers, stop=lambda: books.stop.requested)
+    run.lab_before = run.lab.state_dict()
+    m = run.lab.m(run.step)  # rl.m, or its schedule's value at this step
+    batch, advance = generate_and_score(ready, run=run, m=m, stream=stream, timers=timers,
+                                        stop=lambda: books.stop.requested)
+    run.lab.observe([p for rnd, _, _ in batch.seen for p in rnd.prompts],
+                    torch.cat([rnd.correct for rnd, _, _ in batch.seen]))  # the prompt rule's history
+    batch = subset(batch, run.lab.keep_groups(batch.total))  # a prompt rule's group filter (RAGEN's SNR)
     if batch.short and not books.warned_short:
         books.warned_short = _warn_short(batch, rl.prompts_per_step, rl)
     with timers("selection"):  # idx [G, k], adv [G, k]
-        idx, adv = plan_update(batch.total, ready.algorithm, rl.m, rl.rule, scale=rl.scale_rewards,
+        idx, adv = plan_update(batch.total, ready.algorithm, m, rl.rule, scale=rl.scale_rewards,
                                std=rl.advantage_std, kept=batch.idx)
     run.updating = True  # from here on the step in progress changes the weights
     with timers("update"):
         stats, grad_norm, lr, skipped = optimize(ready, kept=batch.rollouts.select(idx), adv=adv.reshape(-1),
-                                                 elapsed=run.elapsed, timers=timers)
+                                                 elapsed=run.elapsed, timers=timers, lab=run.lab,
+                                                 entropy=books.ledger is not None)
     if not books.stop.requested:  # stopping after this step; a signal may have ended the engine process too
         with timers("weight_sync"):  # the generator takes the updated weights (backend hand-over)
             ready.generator.update_weights(ready.policy)
-    run.step, run.position = run.step + 1, run.position + batch.drawn
+    record(books, step=run.step + 1, batch=batch, accuracy=ready.accuracy, entropy=stats.pop("rollout_entropy", None))
+    run.step, run.position = run.step + 1, run.position + advance
     step_seconds = clock() - start
     run.elapsed += step_seconds
     row = metrics_row(ready, run=run, batch=batch, idx=idx, stats=stats, grad_norm=grad_norm, lr=lr,
@@ -235,7 +266,7 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
     row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
     stopping = run.done(rl)
     if books.schedule.due(run.step, run.elapsed, *run.saved, stopping=stopping, interrupted=books.stop.requested):
-        save(ready, run=run, timers=timers, nonfinite=books.streak.count + (skipped is not None))
+        save(ready, run=run, timers=timers, nonfinite=books.streak.count + (skipped is not None), ledger=books.ledger)
         row.update(timers.pop())
     books.logger.log(row)
     books.bar.update(row)
@@ -244,35 +275,57 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
         raise Interrupted(books.stop.signum, run.step, run.checkpoint)
 
 
-def generate_and_score(ready: Ready, *, run: RunState, stream: PromptStream, timers, stop) -> Batch:
-    """B prompts' n completions each, scored: one round, or rounds until B informative groups (dynamic sampling)."""
+def generate_and_score(ready: Ready, *, run: RunState, m: int, stream: PromptStream, timers,
+                       stop) -> tuple[Batch, int]:
+    """B prompts (a prompt rule's pick) with n completions each, scored: one round, or rounds until B informative
+    groups (dynamic sampling); and the stream positions they used (the data position advances by that)."""
     rl, B, n = ready.cfg.rl, ready.cfg.rl.prompts_per_step, ready.cfg.rl.n
     sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
+    cursor, latest = [run.position], {}
 
     def sample_round(r) -> Round:  # round r > 0 when dynamic sampling needs more (pods.core.collect)
-        drawn = stream(run.position + r * B, B)
+        picked = run.lab.pick(stream, cursor[0], B)
+        cursor[0] += picked.consumed
+        if not picked.prompts:
+            raise ConfigError(f"rl.prompt_rule={rl.prompt_rule} skipped all {picked.consumed} prompts it was offered "
+                              f"(a whole epoch) at step {run.step + 1}: its history rules every prompt out; loosen "
+                              "rl.prompt_rule_options or use another rl.prompt_rule")
+        drawn = picked.prompts
         with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
             seeded = replace(sampling, seed=sampling_seed(ready.cfg.seed, run.step, r))
             ro = ready.generator.generate([ready.prompts[i] for i in drawn], n, seeded)  # G * n
         with timers("scoring"):
             total, per_fn = score_groups(ro.texts, drawn, ready.answers, ready.cols, ready.reward, n)  # [B, n]
-        return Round(drawn, ro, total, per_fn, per_fn[ready.accuracy] > 0)
+        latest["lengths"] = ro.completion_lengths()  # [B, n] for the rules that weigh length
+        return Round(drawn, ro, total, per_fn, per_fn[ready.accuracy] > 0, positions=picked.positions,
+                     skipped=picked.skipped, skipped_positions=picked.skipped_positions)
 
     def keep_round(total):  # [B, n] -> idx [B, k]: the update's selection, made once per round
         with timers("selection"):
-            return keep(total, ready.algorithm, rl.m, rl.rule, generator=ready.gens["select"])
+            return keep(total, ready.algorithm, m, rl.rule, generator=ready.gens["select"], lengths=latest["lengths"])
 
-    return collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling, metric=rl.dynamic_sampling_metric,
-                   max_rounds=rl.max_generation_rounds, short=rl.short_batch, stop=stop)
+    batch = collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling, metric=rl.dynamic_sampling_metric,
+                    max_rounds=rl.max_generation_rounds, short=rl.short_batch, stop=stop)
+    return batch, cursor[0] - run.position
 
 
-def optimize(ready: Ready, *, kept, adv, elapsed: float, timers) -> tuple[dict, float, float, str | None]:
+def record(books: Books, *, step: int, batch: Batch, accuracy: str, entropy) -> None:
+    """The step's rows into the rollout ledger (when it is on): every group generated, the prompts skipped."""
+    if books.ledger is not None:
+        with books.timers("ledger"):
+            k = batch.idx.shape[1]
+            books.ledger.record(step, step_rows(step, batch, accuracy=accuracy,
+                                                entropy=None if entropy is None else entropy.view(-1, k)))
+
+
+def optimize(ready: Ready, *, kept, adv, elapsed: float, timers, lab=None,
+             entropy: bool = False) -> tuple[dict, float, float, str | None]:
     """The loss gradient of the kept rollouts (adv [G * k]), clipped, and one optimizer and scheduler step
     unless the loss or the gradient norm is not finite: (stats, grad_norm, lr, why skipped or None)."""
     policy, optimizer, scheduler, o = ready.policy, ready.optimizer, ready.scheduler, ready.cfg.optim
     if hasattr(policy, "train"):
         policy.train()
-    stats = update(policy, kept, adv, ready.cfg, timers)
+    stats = update(policy, kept, adv, ready.cfg, timers, lab=lab, entropy=entropy)
     clip = o.max_grad_norm if o.max_grad_norm > 0 else float("inf")
     grad_norm = float(torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), clip))
     lr = scheduler.apply(elapsed)  # from the optimizer steps (or training seconds) before this one
@@ -294,17 +347,26 @@ def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_n
             "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
             "frac_drawn_informative": batch.drawn_informative / batch.drawn,
             "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
-            "short_batch": batch.short}
+            "short_batch": batch.short,
+            **cost_metrics(generated=[rnd.rollouts.completion_lengths() for rnd, _, _ in batch.seen],
+                           trained_tokens=stats["trained_tokens"], rollouts_trained=idx.numel(),
+                           prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen), rounds=batch.rounds,
+                           previous=run.row)}
 
 
-def save(ready: Ready, *, run: RunState, timers, nonfinite: int, rng=None) -> None:
+def save(ready: Ready, *, run: RunState, timers, nonfinite: int, rng=None, ledger=None) -> None:
     """checkpoint-<step> after the last completed step (the row goes into state.json too, in case its own
-    write fails); `rng`: the RNG states to save (default: as they are now)."""
+    write fails); `rng`: the RNG states to save (default: as they are now; given: the prompt rule's as the
+    step began too). The rollout ledger is flushed first, so it holds every checkpointed step."""
     with timers("checkpoint"):
+        if ledger is not None:
+            ledger.flush()
+        lab = run.lab_before if rng is not None else run.lab.state_dict()
         run.checkpoint = ckpt.save(ready.run_dir, run.step,
                                    {"elapsed_seconds": run.elapsed, "data_position": run.position,
                                     "algorithm": ready.algorithm, "metrics": run.row, "nonfinite_streak": nonfinite},
-                                   ready.policy, ready.optimizer, ready.scheduler, ready.gens, rng=rng)
+                                   ready.policy, ready.optimizer, ready.scheduler, ready.gens, rng=rng,
+                                   extra={LAB_FILE: lab} if lab else None)
     run.saved = (run.step, run.elapsed)
 
 
@@ -322,7 +384,8 @@ def keep_last_step(err: Exception, *, ready: Ready, run: RunState, books: Books)
         return
     if step > run.saved[0] and not run.updating and books.schedule.due(step, run.elapsed, *run.saved,
                                                                        interrupted=True):
-        save(ready, run=run, timers=books.timers, nonfinite=books.streak.count, rng=run.rng_before)
+        save(ready, run=run, timers=books.timers, nonfinite=books.streak.count, rng=run.rng_before,
+             ledger=books.ledger)
     if requested:
         why = (f" (during step {step + 1}'s generation rounds: that step is dropped and runs again on resume)"
                if isinstance(err, RoundsStopped) else

@@ -87,7 +87,7 @@ def test_missing_damaged_truncated_and_foreign_ledgers_are_named(tmp_path):
     files[0].unlink()
     run2 = fake_run(tmp_path / "r2", steps=3)
     led = Ledger(run2, {}, resume_step=3)
-    led.record(5, read_ledger_rows := fmt.concat_rows([fmt.skipped_rows(step=5, prompts=[1], reward_names=["exact"])]))
+    led.record(5, fmt.concat_rows([fmt.skipped_rows(step=5, round_=0, prompts=[1], reward_names=["exact"])]))
     led.close()
     with pytest.raises(ResultsError, match="steps 4 are missing"):
         read_ledger(run2)

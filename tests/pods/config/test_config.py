@@ -89,7 +89,6 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.n=8", "rl.m=16"], "rl.m=16 > rl.n=8"),
     (["rl.m=1"], "at least 2 kept rollouts"),
     (["rule=none"], "rl.rule=none keeps all rollouts"),
-    (["rl.rule=gfpo_length"], "rl.rule=gfpo_length needs lengths per rollout, which train.py does not pass"),
     (["rl.rule=best"], "unknown rl.rule 'best'; valid: max_variance"),
     (["optim.lr=0"], "optim.lr must be a number > 0, got 0"),
     (["rl.max_completion_tokens=-5"], "rl.max_completion_tokens must be an integer >= 1, got -5"),

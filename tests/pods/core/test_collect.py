@@ -145,3 +145,14 @@ def test_the_batch_lists_every_round_generated_with_each_groups_place_among_the_
     assert all(torch.equal(idx, ALL(rnd.total)) for rnd, idx, _ in batch.seen)
     one = collect(lambda r: rounds[r], 2, ALL)
     assert [places for _, _, places in one.seen] == [[0, 1]]
+
+
+def test_a_group_filter_keeps_the_marked_groups_and_marks_the_others_dropped():
+    from pods.core.collect import subset
+
+    rounds = [make_round([[0.0, 1.0], [1.0, 0.0], [0.0, 0.5]])]
+    batch = collect(lambda r: rounds[r], 3, ALL)
+    assert subset(batch, torch.tensor([True, True, True])) is batch
+    two = subset(batch, torch.tensor([True, False, True]))
+    assert two.prompts == [0, 2] and two.rollouts.num_groups == 2 and two.total.tolist() == [[0.0, 1.0], [0.0, 0.5]]
+    assert two.idx.shape == (2, 2) and [p for _, _, p in two.seen] == [[0, -1, 1]]

@@ -25,9 +25,10 @@ def test_groups_of_their_own_n_and_skipped_prompts_concatenate():
     ragged = [torch.tensor([1.0, 0.0]), torch.tensor([1.0, 1.0, 0.0, 0.0])]
     a = fmt.group_rows(step=1, round_=0, prompts=[1, 2], status=["trained"] * 2, total=ragged, per_fn={},
                        accuracy=ragged, lengths=ragged, kept=[torch.tensor([0, 1]), torch.tensor([0, 3])])
-    b = fmt.skipped_rows(step=1, prompts=[5], reward_names=[])
+    b = fmt.skipped_rows(step=1, round_=0, prompts=[5], reward_names=[], positions=[7])
     rows = fmt.concat_rows([a, b])
     assert rows["n"].tolist() == [2, 4, 0] and rows["status"] == ["trained", "trained", "skipped"]
+    assert rows["position"].tolist() == [-1, -1, 7]
     assert rows["reward"][1].tolist() == [2, 4, 0] and rows["kept"][1].tolist() == [2, 2, 0]
 
 

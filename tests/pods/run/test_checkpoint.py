@@ -81,6 +81,16 @@ def test_save_writes_the_layout_and_latest_finds_it(tmp_path):
     assert ck.latest(tmp_path).name == "checkpoint-12"
 
 
+def test_extra_state_is_saved_in_the_manifest_and_read_back(tmp_path):
+    state = {"rule": {"pass_rate": torch.tensor([0.5, float("nan")]), "p_easy": 0.4}, "generator": torch.Generator().get_state()}
+    path = ck.save(tmp_path, 3, {"elapsed_seconds": 1.0}, FakePolicy(1.0), extra={"lab.pt": state})
+    assert "lab.pt" in json.loads((path / "manifest.json").read_text())["files"] and not ck.verify(path)
+    back = ck.load_extra(path, "lab.pt")
+    assert back["rule"]["p_easy"] == 0.4 and torch.equal(back["generator"], state["generator"])
+    assert torch.allclose(back["rule"]["pass_rate"], state["rule"]["pass_rate"], equal_nan=True)
+    assert ck.load_extra(path, "none.pt", default={}) == {}
+
+
 def test_a_crash_during_save_never_leaves_a_complete_looking_checkpoint(tmp_path):
     ck.save(tmp_path, 1, {"elapsed_seconds": 1.0}, FakePolicy(1.0))
     with pytest.raises(RuntimeError, match="disk full"):

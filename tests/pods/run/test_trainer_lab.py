@@ -1,0 +1,168 @@
+"""The selection lab in the loop (tiny model, CPU): the rollout ledger and the cost ledger of every step, a prompt
+rule's choices, a token mask, the m schedule; kill -9 + resume keeps the ledger and the prompt rule's choices."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.dataset as ds
+import pytest
+import torch
+
+from helpers import patch_task, skip_reward_check, tiny_cfg
+from pods.analysis.replay import replay
+from pods.run import trainer
+from pods.run.metrics import read_metrics
+
+ROOT = Path(__file__).resolve().parents[3]
+torch.set_num_threads(1)
+
+
+def run(tmp_path, monkeypatch, *extra, **kw):
+    patch_task(monkeypatch)
+    skip_reward_check(monkeypatch)
+    run_dir = trainer.train(tiny_cfg(tmp_path, *extra), **kw)
+    return run_dir, read_metrics(run_dir)
+
+
+def ledger(run_dir):
+    return ds.dataset(run_dir / "ledger").to_table().to_pandas().sort_values(["step", "round", "slot"])
+
+
+def test_every_step_is_in_the_ledger_and_its_cost_in_metrics(tmp_path, monkeypatch):
+    run_dir, rows = run(tmp_path, monkeypatch)  # B = 2, n = 8, m = 4, 3 steps
+    df = ledger(run_dir)
+    assert df.step.tolist() == [1, 1, 2, 2, 3, 3] and set(df.status) == {"trained"}
+    assert df.n.tolist() == [8] * 6 and all(len(k) == 4 for k in df.kept)
+    for _, r in df.iterrows():  # entropy measured exactly on the trained rollouts
+        measured = {j for j, e in enumerate(r.entropy) if e == e}
+        assert measured == set(r.kept.tolist()) and all(e >= 0 for e in r.entropy[list(measured)])
+    meta = json.loads((run_dir / "ledger" / "_ledger.json").read_text())
+    assert (meta["n"], meta["m"], meta["rule"], meta["accuracy_reward"]) == (8, 4, "max_variance", "digits")
+    for row, (_, step) in zip(rows, df.groupby("step")):
+        assert row["cost/tokens_generated"] == sum(sum(x) for x in step.length)
+        assert row["cost/tokens_trained"] == sum(sum(r.length[r.kept]) for _, r in step.iterrows())
+        assert row["cost/rollouts_generated"] == 16 and row["cost/rollouts_trained"] == 8
+        assert row["cost/prompts_skipped"] == 0 and row["cost/rounds"] == 1 and "time/ledger" in row
+    assert rows[-1]["cost/tokens_generated_total"] == sum(r["cost/tokens_generated"] for r in rows)
+    assert replay([run_dir], ["max_variance"])[0]["agreement"] == 1.0
+
+
+def test_the_ledger_can_be_turned_off(tmp_path, monkeypatch):
+    run_dir, rows = run(tmp_path, monkeypatch, "logging.ledger=false", "rl.max_steps=1")
+    assert not (run_dir / "ledger").exists() and "cost/tokens_generated" in rows[0]
+
+
+def test_dynamic_sampling_records_the_dropped_groups(tmp_path, monkeypatch):
+    run_dir, rows = run(tmp_path, monkeypatch, "rl.dynamic_sampling=true", "rl.dynamic_sampling_metric=total",
+                        "rl.max_generation_rounds=3", "rl.max_steps=2")
+    df = ledger(run_dir)
+    for row, (_, step) in zip(rows, df.groupby("step")):
+        assert (step.status == "trained").sum() == row["groups_trained"]
+        assert len(step) == row["prompts_drawn"] and step["round"].max() + 1 == row["cost/rounds"]
+
+
+def test_a_prompt_rule_skips_prompts_before_generation(tmp_path, monkeypatch):
+    # band keeps prompts whose last pass rate is in [0.05, 0.95] (never-seen prompts pass): the second epoch of the
+    # 40 prompts (10 steps of 4) skips the all-right and all-wrong ones
+    run_dir, rows = run(tmp_path, monkeypatch, "rl.prompt_rule=band", "rl.prompt_rule_options={low: 0.05, high: 0.95}",
+                        "rl.prompts_per_step=4", "rl.max_steps=13")
+    df = ledger(run_dir)
+    skipped = df[df.status == "skipped"]
+    assert len(skipped) == rows[-1]["cost/prompts_skipped_total"] > 0
+    assert all(len(r) == 0 for r in skipped.reward)
+    assert rows[-1]["data_position"] == len(df)  # every prompt offered is recorded: generated or skipped
+
+
+def test_a_token_mask_trains_fewer_tokens_and_the_m_schedule_moves_m(tmp_path, monkeypatch):
+    run_dir, rows = run(tmp_path, monkeypatch, "rl.token_mask=entropy_top", "rl.token_mask_quantile=0.5",
+                        "rl.m_schedule=linear", "rl.m=2", "rl.m_end=8", "rl.m_horizon=3", "rl.max_steps=4")
+    assert all(r["cost/tokens_trained"] < sum_kept for r, sum_kept in
+               zip(rows, [sum(sum(x.length[x.kept]) for _, x in s.iterrows())
+                          for _, s in ledger(run_dir).groupby("step")]))
+    kept = [len(k) for k in ledger(run_dir).groupby("step").kept.first()]
+    assert kept[0] == 2 and kept[-1] == 8 and kept == sorted(kept)
+
+
+KILLER = """
+import os, signal, sys
+sys.path.insert(0, {helpers!r})
+import helpers as th
+import pods.config.checks
+pods.config.checks.reward_problems = lambda data: []
+th.patch_task()
+from pods.run.trainer import train
+def on_step(row, policy, generator):
+    if row["step"] == {kill_at}:
+        os.kill(os.getpid(), signal.SIGKILL)
+train(th.tiny_cfg({out!r}, *{extra!r}), on_step=on_step)
+"""
+
+
+@pytest.mark.slow
+def test_sigkill_and_resume_keep_the_ledger_and_the_prompt_rules_choices(tmp_path, monkeypatch):
+    """GRESO's random skips come from its own generator and history, both checkpointed: the resumed run skips and
+    generates what the uninterrupted one did, and its ledger holds every step once."""
+    # 8 prompts a step over the 40 in-test prompts: from step 6 on GRESO meets prompts it has a history of
+    extra = ["rl.max_steps=9", "rl.save_steps=3", "rl.prompts_per_step=8", "rl.prompt_rule=greso", "rule=random"]
+    killed = tmp_path / "killed"
+    script = KILLER.format(helpers=str(ROOT / "tests"), kill_at=8, out=str(killed), extra=extra)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert set(range(1, 7)) <= set(ledger(killed / "t").step)  # flushed with checkpoint-6 (7, 8: buffered)
+    resumed_dir, resumed = run(killed, monkeypatch, *extra)
+    straight_dir, straight = run(tmp_path / "straight", monkeypatch, *extra)
+    a, b = ledger(resumed_dir), ledger(straight_dir)
+    assert sorted(set(a.step)) == list(range(1, 10)) and len(a) == len(b)
+    cols = ["step", "round", "slot", "prompt", "status", "n"]
+    assert a[cols].values.tolist() == b[cols].values.tolist()
+    assert [r.tolist() for r in a.reward] == [r.tolist() for r in b.reward]
+    assert [r.tolist() for r in a.kept] == [r.tolist() for r in b.kept]
+    assert (a.status == "skipped").sum() > 0  # the rule did skip (all-correct / all-wrong streaks)
+    assert [r["cost/prompts_skipped"] for r in resumed] == [r["cost/prompts_skipped"] for r in straight]
+
+
+def demo(tmp_path, *extra):
+    cmd = [sys.executable, "train.py", "experiment=demo", f"output_root={tmp_path}", "run_name=demo", "evaluation=null",
+           "logging.progress=false", *extra]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return tmp_path / "demo"
+
+
+@pytest.mark.slow
+def test_replaying_a_demo_runs_own_rule_agrees_fully(tmp_path):
+    run_dir = demo(tmp_path, "rl.max_steps=4")
+    rows = replay([run_dir], ["all"])
+    own = next(r for r in rows if r["rule"] == "max_variance")
+    assert own["agreement"] == 1.0 and own["agreement_rollouts"] == 1.0 and own["groups"] == 4 * 16
+    assert {r["rule"] for r in rows} >= {"max_variance", "random", "cppo", "gfpo_length"}
+    assert all(r["agreement"] < 1.0 for r in rows if r["rule"] in ("max_reward", "gfpo_length"))
+
+
+@pytest.mark.bench
+def test_bench_ledger_overhead_and_size_on_the_demo(tmp_path):
+    """Issue 30: the ledger costs under 1 % of a demo step; its size per 1,000 steps."""
+    steps = int(os.environ.get("PODS_BENCH_STEPS", "200"))
+    start = time.perf_counter()
+    run_dir = demo(tmp_path, f"rl.max_steps={steps}")
+    rows = read_metrics(run_dir)
+    step_time = sum(r["time/step"] for r in rows)
+    ledger_time = sum(r.get("time/ledger", 0.0) for r in rows)
+    size = sum(p.stat().st_size for p in (run_dir / "ledger").iterdir())
+    from pods.core.losses import token_entropy
+
+    logits = torch.randn(256, 6, 259)  # the demo's update: 256 rollouts, <= 6 tokens, the byte vocabulary
+    t = time.perf_counter()
+    for _ in range(20):
+        token_entropy(logits)
+    entropy = (time.perf_counter() - t) / 20
+    print(f"\nledger on the demo ({steps} steps, {time.perf_counter() - start:.0f} s): recording {ledger_time:.3f} s of "
+          f"{step_time:.1f} s of steps = {100 * ledger_time / step_time:.2f} %; the entropy in the update "
+          f"{1000 * entropy:.2f} ms/step = {100 * entropy * steps / step_time:.2f} %; "
+          f"{size / 1e6 * 1000 / steps:.2f} MB per 1,000 steps")
+    assert len(rows) == steps
