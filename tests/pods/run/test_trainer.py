@@ -31,10 +31,10 @@ class Spy:
         self.updates, self.policy, self.initial, self.on_update = [], None, None, None
         real_update, real_build = trainer.update, pods.backends.build
 
-        def update(policy, kept, adv, cfg, timers=None):
+        def update(policy, kept, adv, cfg, timers=None, **lab):
             self.updates.append({"groups": kept.num_groups, "per_prompt": kept.n, "total": len(kept),
                                  "adv": tuple(adv.shape)})
-            out = real_update(policy, kept, adv, cfg, timers)
+            out = real_update(policy, kept, adv, cfg, timers, **lab)
             if self.on_update is not None:
                 self.on_update(policy, kept, adv, cfg)
             return out

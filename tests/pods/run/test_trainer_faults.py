@@ -32,9 +32,9 @@ def nan_update_at(monkeypatch, bad_calls):
     """The loss turns NaN (NaN advantages) on the given (1-based) update calls, i.e. training steps of this process."""
     real, calls = trainer.update, []
 
-    def update(policy, kept, adv, cfg, *rest):
+    def update(policy, kept, adv, cfg, *rest, **lab):
         calls.append(1)
-        return real(policy, kept, adv * math.nan if len(calls) in bad_calls else adv, cfg, *rest)
+        return real(policy, kept, adv * math.nan if len(calls) in bad_calls else adv, cfg, *rest, **lab)
 
     patch_task(monkeypatch)
     monkeypatch.setattr(trainer, "update", update)
@@ -135,7 +135,7 @@ def test_a_failed_checkpoint_write_keeps_the_previous_one_and_the_rerun_resumes(
         run(tmp_path, monkeypatch, "rl.max_steps=6", "rl.save_steps=2")
     run_dir = tmp_path / "t"
     assert str(err.value) == f"no space left on device: {run_dir / 'checkpoint-4' / 'manifest.json'}"
-    assert sorted(p.name for p in run_dir.iterdir()) == ["checkpoint-2", "config.yaml", "metrics.jsonl"]
+    assert sorted(p.name for p in run_dir.iterdir()) == ["checkpoint-2", "config.yaml", "ledger", "metrics.jsonl"]
     assert [r["step"] for r in read_metrics(run_dir)] == [1, 2, 3]  # step 4's row is logged after its save
     monkeypatch.setattr(ck.manifest, "write", real)  # space freed: the same command resumes
     run(tmp_path, monkeypatch, "rl.max_steps=6", "rl.save_steps=2")
