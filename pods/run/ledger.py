@@ -81,6 +81,8 @@ class Ledger:
     """Buffers each step's rows and appends them to <run_dir>/ledger/ as Parquet files (see the module)."""
 
     def __init__(self, run_dir: Path, meta: dict, resume_step: int = 0, clock=time.monotonic, log=print):
+        import pyarrow.parquet  # noqa: F401  loaded at start-up (seconds on a busy machine), not in a step's time
+
         self.dir = Path(run_dir) / fmt.DIR
         self.meta = {"format": fmt.FORMAT, "version": fmt.VERSION, **meta}
         self.clock, self.buffer, self.since = clock, [], None
