@@ -134,6 +134,7 @@ def test_token_entropy_equals_trls_entropy_from_logits():
         ours = token_entropy(logits, temperature)
         assert ours.shape == (3, 5)
         assert torch.allclose(ours, entropy_from_logits(logits / temperature), atol=1e-5)
+        assert torch.allclose(token_entropy(logits, temperature, chunk_elements=55), ours)  # one row per chunk
     assert torch.allclose(token_entropy(torch.zeros(1, 2, 4)), torch.full((1, 2), float(torch.log(torch.tensor(4.)))))
 
 
