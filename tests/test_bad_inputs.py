@@ -448,7 +448,7 @@ CASES = [
      ["none.jsonl.gz not found", "scripts/paper_data.py"]),
     # ---- scripts/replay.py (issue 30 part 5): nothing is written
     ("replay-unknown-rule", "scripts/replay.py", ["{d}/ledgers/ok", "--rule", "max_varaince"],
-     ["--rule max_varaince: no such rollout rule; did you mean max_variance"]),
+     ["--rule max_varaince: no such rollout or prompt rule; did you mean max_variance"]),
     ("replay-m-above-n", "scripts/replay.py", ["{d}/ledgers/ok", "--rule", "random", "--m", "5"],
      ["--m 5: the recorded groups hold 4 rollouts (n), so m must lie in 1..4"]),
     ("replay-ledger-cut-short", "scripts/replay.py", ["{d}/ledgers/cut", "--rule", "random"],
