@@ -1,47 +1,11 @@
-#!/usr/bin/env python
-"""Offline replay: what would another rollout or prompt rule have done with what a run recorded in its ledger? (CPU)
+"""Offline replay of other rules on a run's rollout ledger: `pods replay` as a script.
 
-    uv run python scripts/replay.py checkpoints/<run> --rule cppo [--rule greso ...] [--m 8] [--json]
-    uv run python scripts/replay.py 'checkpoints/demo-*' --rule all --rule all_prompt
-
-A run is a run directory (its ledger/ is read) or a quoted glob of them; --rule all: every rollout rule, all_prompt:
-every prompt rule. Per (run, rule): kept reward variance, all-right / all-wrong shares, advantage statistics, tokens,
-agreement with what the run did (its own rule: 100 %). Definitions: docs/ledger.md. Exit 2 with one message for
-an unknown rule or one of another hook kind, an impossible m, a missing, damaged or truncated ledger, or one of
-another format version; nothing is written.
+    uv run python scripts/replay.py --help    # its arguments; the code: pods/commands/replay.py
 """
 
-from __future__ import annotations
-
-import argparse
-import json
 import sys
 
-from pods.analysis.replay import replay, run_dirs, table
-
-
-def parse_args(argv=None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("runs", nargs="+", help="run directory (checkpoints/<run>) or a quoted glob of them")
-    p.add_argument("--rule", action="append", required=True, help="rollout or prompt rule to replay (repeatable; all: every rollout rule, all_prompt: every prompt rule)")
-    p.add_argument("--m", type=int, default=None, help="rollouts kept per group (default: the run's m)")
-    p.add_argument("--json", action="store_true", help="print a JSON list (one object per run and rule)")
-    return p.parse_args(argv)
-
-
-def run(argv=None) -> int:
-    a = parse_args(argv)
-    paths = [p for spec in a.runs for p in run_dirs(spec)]
-    rows = replay(paths, a.rule, m=a.m)
-    print(json.dumps(rows, indent=1) if a.json else table(rows))
-    return 0
-
-
-def main(argv=None) -> int:
-    from pods.cli import run_script
-
-    return run_script(run, argv, program="replay.py")
-
+from pods.commands.replay import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="replay.py"))

@@ -42,6 +42,8 @@ COMMANDS = (
     Command("plot", "plot", "figures from evaluation results (paper, curves, step-time)", "scripts/plot.py"),
     Command("speedup", "speedup", "speed-up table: how much sooner a method reaches the baseline's peak",
             "scripts/speedup.py"),
+    Command("replay", "replay", "what other rules would have kept of a finished run's ledger (CPU, offline)",
+            "scripts/replay.py"),
     Command("paper-data", "paper_data", "the paper's published results and completions -> paper-data/",
             "scripts/paper_data.py"),
 )

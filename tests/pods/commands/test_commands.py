@@ -21,7 +21,7 @@ def test_help_lists_every_subcommand_and_each_is_a_module_with_its_script(capsys
         script = (ROOT / c.script).read_text()  # the checkout's thin entry point runs the same main
         assert f"from pods.commands.{c.module} import main" in script, c.script
         assert len(script.splitlines()) <= 15, f"{c.script} is not a thin entry point"
-    assert {"train", "evaluate", "preflight", "gpu-check", "plot", "speedup", "paper-data", "trl"} <= {
+    assert {"train", "evaluate", "preflight", "gpu-check", "plot", "speedup", "paper-data", "trl", "replay"} <= {
         c.name for c in commands.COMMANDS}
 
 
@@ -44,6 +44,8 @@ def test_a_subcommand_gets_its_arguments_and_its_name(tmp_path, capsys):
     assert commands.main(["trl", "preset=tiny-cpy"]) == 2  # config/trl/ presets by name, Hydra overrides after
     assert "pods trl: error: preset=tiny-cpy: no config/trl/tiny-cpy.yaml (did you mean preset=tiny-cpu?)" in \
         capsys.readouterr().err
+    assert commands.main(["replay", str(tmp_path / "no-run"), "--rule", "random"]) == 2
+    assert capsys.readouterr().err.startswith("pods replay: error: ")
     with pytest.raises(SystemExit) as stop:  # argparse's own usage line names the subcommand
         commands.main(["preflight", "--gpu", "nope"])
     assert stop.value.code == 2 and "usage: pods preflight" in capsys.readouterr().err
