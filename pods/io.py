@@ -5,6 +5,7 @@
     with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
     with exclusive_lock(path, "run directory x", hint): ...   # LockedError at once while another process holds it
                                                               # (NoLockError: a file system without flock)
+    problem = checksum_problem(cache_dir, "gguf.json", required=("model.safetensors",))  # None: every file intact
 
 A write goes to a temporary file beside the target, is flushed to disk and renamed over it (`os.replace`): on any
 error the old target is left untouched. A new file gets the mode `open(path, "w")` would give it (`honour_umask`
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import errno as errno_codes
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -240,3 +242,29 @@ def _remove(path: Path) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def sha256(path: str | Path) -> str:
+    """The file's sha256 hex digest, read in chunks."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def checksum_problem(directory: Path, info_file: str, required: tuple[str, ...] = ()) -> str | None:
+    """Why the files `directory/info_file` lists ({"files": {name: sha256}}) cannot be trusted, else None."""
+    try:
+        files = json.loads((directory / info_file).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return f"{info_file} is missing, unreadable or without checksums ({type(err).__name__})"
+    if not isinstance(files, dict) or not files:
+        return f"{info_file} lists no files"
+    for name in required:
+        if name not in files:
+            return f"{info_file} lists no {name}"
+    for name, digest in files.items():
+        f = directory / str(name)
+        if not f.is_file():
+            return f"{name} is missing"
+        if sha256(f) != digest:
+            return f"{name} does not match its checksum ({f.stat().st_size} bytes; truncated or changed)"
+    return None

@@ -6,7 +6,10 @@ The task: "a+b=" prompts; the reward is the fraction of digit characters in the 
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import torch
@@ -71,3 +74,44 @@ def skip_reward_check(monkeypatch):
     from pods.config import checks
 
     monkeypatch.setattr(checks, "reward_problems", lambda data: [])
+
+
+_KILLER = """
+import os, signal, sys
+sys.path.insert(0, {helpers!r})
+import torch
+torch.set_num_threads(1)
+import helpers as th
+import pods.config.checks
+pods.config.checks.reward_problems = lambda data: []
+th.patch_task()
+from pods.run.trainer import train
+def on_step(row, policy, generator):
+    if row["step"] == {kill_at}:
+        os.kill(os.getpid(), signal.SIGKILL)
+train(th.tiny_cfg({out!r}, *{extra!r}), on_step=on_step)
+"""
+
+
+def train_killed_at(out: Path, extra: list[str], step: int, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Train tiny_cfg(out, *extra) in a child process on the in-test task; SIGKILL it when step `step` ends."""
+    script = _KILLER.format(helpers=str(ROOT / "tests"), kill_at=step, out=str(out), extra=list(extra))
+    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def trained_adapter_rollouts(cfg):
+    """(policy, generator, rollouts, advantages): an hf policy whose LoRA B is non-zero (so the reference, adapter
+    off, differs from the policy), 2 prompts x 4 sampled completions of 5 tokens, advantages linspace(-1, 1, 8)."""
+    from pods.backends import hf
+    from pods.backends.base import Sampling
+
+    policy, generator = hf.build(cfg)
+    with torch.no_grad():
+        for name, p in policy.model.named_parameters():
+            if "lora_B" in name:
+                p.normal_(0, 0.1)
+    tok = policy.tokenizer
+    prompts = [tok.encode(t, add_special_tokens=False) for t in ("1+2=", "30+40=")]
+    kept = generator.generate(prompts, 4, Sampling(max_tokens=5, temperature=1.0, seed=0))
+    return policy, generator, kept, torch.linspace(-1, 1, 8)

@@ -13,7 +13,6 @@ Root: $PODS_CACHE_DIR, else $XDG_CACHE_HOME/pods, else ~/.cache/pods. Errors (ex
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pods.errors import ConfigError
-from pods.io import honour_umask
+from pods.io import checksum_problem, honour_umask, sha256
 
 
 @dataclass(frozen=True)
@@ -113,26 +112,9 @@ def local_model(name, log=print) -> str:
     return str(ensure_converted(name, gguf_file(name), log=log, expected=PACKAGED[name].sha256))
 
 
-def sha256(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
 def cache_problem(directory: Path) -> str | None:
     """Why the converted model in `directory` cannot be used, or None when every file matches its checksum."""
-    try:
-        files = json.loads((directory / INFO_FILE).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        return f"{INFO_FILE} is missing, unreadable or without checksums ({type(err).__name__})"
-    if not isinstance(files, dict) or "model.safetensors" not in files:
-        return f"{INFO_FILE} lists no model.safetensors"
-    for name, digest in files.items():
-        f = directory / str(name)
-        if not f.is_file():
-            return f"{name} is missing"
-        if sha256(f) != digest:
-            return f"{name} does not match its checksum ({f.stat().st_size} bytes; truncated or changed)"
-    return None
+    return checksum_problem(directory, INFO_FILE, required=("model.safetensors",))
 
 
 def _reinstall(name: str) -> str:

@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from pods.core.registry import lookup, require
+from pods.core.registry import lookup, registrar, require
 
 Rule = Callable[..., torch.Tensor]  # (rewards [G, n], m, *, generator, lengths, entropy) -> idx [G, m]
 RULES: dict[str, Rule] = {}
@@ -24,12 +24,7 @@ NEEDS: dict[str, tuple[str, ...]] = {}  # rule -> the optional inputs it cannot 
 BALANCED_THRESHOLD = 0.7  # `balanced`: reward > this counts as correct (Reinforce-Ada's positive_threshold)
 
 
-def rule(name: str, needs: tuple[str, ...] = ()):
-    """Register a rollout rule under `name` (where it is implemented)."""
-    def register(fn: Rule) -> Rule:
-        RULES[name], NEEDS[name] = fn, needs
-        return fn
-    return register
+rule = registrar(RULES, NEEDS)  # @rule("cppo") where a rule is implemented; @rule("x", needs=("lengths",))
 PARTIAL_MIN_RATIO = 2  # n / m from which two top-m selections replace the full sort (faster in benchmarks/bench_downsample.py)
 
 

@@ -18,18 +18,12 @@ import math
 
 import torch
 
-from pods.core.registry import lookup
+from pods.core.registry import lookup, registrar
 
 PROMPT_RULES: dict[str, type["PromptRule"]] = {}
 
 
-def prompt_rule(name: str):
-    """Register a prompt rule class under `name` (where it is implemented)."""
-    def register(cls):
-        cls.name = name
-        PROMPT_RULES[name] = cls
-        return cls
-    return register
+prompt_rule = registrar(PROMPT_RULES)  # @prompt_rule("band") where a rule is implemented
 
 
 def make_prompt_rule(name: str, num_prompts: int, **params) -> "PromptRule":

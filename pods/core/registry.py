@@ -1,5 +1,6 @@
 """Name lookup shared by the hook registries (rollout rules, prompt rules, allocations, token masks, m schedules).
 
+    rule = registrar(RULES, NEEDS)                      # then, where a rule is implemented: @rule("cppo")
     fn = lookup("rollout rule", "gfpo_lenght", RULES)   # ValueError: ... did you mean 'gfpo_length'? ...
     require("rollout rule", "gfpo_length", NEEDS["gfpo_length"], lengths=None)  # ValueError: needs lengths
 
@@ -10,6 +11,20 @@ ValueError naming the nearest names (difflib) and every valid one; a missing inp
 from __future__ import annotations
 
 import difflib
+
+
+def registrar(registry: dict, inputs: dict | None = None):
+    """A decorator factory: `@register(name, needs=(...))` puts the object in `registry` under `name`, sets its
+    `name`, and records in `inputs` the optional inputs it cannot do without."""
+    def under(name: str, needs: tuple[str, ...] = ()):
+        def register(obj):
+            obj.name = name
+            registry[name] = obj
+            if inputs is not None:
+                inputs[name] = needs
+            return obj
+        return register
+    return under
 
 
 def lookup(kind: str, name: str, registry: dict):

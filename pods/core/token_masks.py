@@ -15,18 +15,13 @@ from typing import Callable
 
 import torch
 
-from pods.core.registry import lookup, require
+from pods.core.registry import lookup, registrar, require
 
 TOKEN_MASKS: dict[str, Callable[..., torch.Tensor]] = {}
 NEEDS: dict[str, tuple[str, ...]] = {}
 
 
-def token_rule(name: str, needs: tuple[str, ...] = ()):
-    """Register a token mask under `name` (where it is implemented)."""
-    def register(fn):
-        TOKEN_MASKS[name], NEEDS[name] = fn, needs
-        return fn
-    return register
+token_rule = registrar(TOKEN_MASKS, NEEDS)  # @token_rule("entropy_top", needs=("entropy",)) where a mask is implemented
 
 
 def _top(score: torch.Tensor, mask: torch.Tensor, quantile: float) -> torch.Tensor:

@@ -10,21 +10,13 @@ or failing disk, a copy cut short, a file edited by hand. What one SHA-256 pass 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
+from pods.io import sha256
+
 MANIFEST = "manifest.json"
 FORMAT = "pods-manifest/1"
-_CHUNK = 1 << 22
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _files(directory: Path) -> list[str]:

@@ -27,8 +27,7 @@ from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.config.checks import warmstart_problems
 from pods.config.schema import WarmStartSettings, settings_from
 from pods.errors import ConfigError
-from pods.io import honour_umask, writing
-from pods.run.manifest import sha256
+from pods.io import checksum_problem, honour_umask, sha256, writing
 
 
 # ----------------------------------------------------------------------------- data
@@ -136,19 +135,7 @@ def checksums(directory: Path) -> dict[str, str]:
 
 def cache_problem(directory: Path) -> str | None:
     """Why the cached warm start in `directory` cannot be used, or None when every file matches its checksum."""
-    try:
-        files = json.loads((directory / INFO_FILE).read_text(encoding="utf-8"))["files"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        return f"{INFO_FILE} is missing, unreadable or without checksums ({type(err).__name__})"
-    if not isinstance(files, dict) or not files:
-        return f"{INFO_FILE} lists no files"
-    for name, digest in files.items():
-        f = directory / str(name)
-        if not f.is_file():
-            return f"{name} is missing"
-        if sha256(f) != digest:
-            return f"{name} does not match its checksum ({f.stat().st_size} bytes; truncated or changed)"
-    return None
+    return checksum_problem(directory, INFO_FILE)
 
 
 def _discard(directory: Path) -> None:

@@ -6,9 +6,7 @@ import math
 import pytest
 import torch
 
-from helpers import compose_cfg, tiny_cfg
-from pods.backends import hf
-from pods.backends.base import Sampling
+from helpers import compose_cfg, tiny_cfg, trained_adapter_rollouts
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.run import trainer
@@ -29,15 +27,7 @@ class Ticks:
 @pytest.mark.parametrize("aggregation", ["sequence", "token"])
 def test_the_reference_pass_at_beta_0_leaves_loss_and_gradients_identical(tmp_path, aggregation):
     cfg = tiny_cfg(tmp_path, f"rl.aggregation={aggregation}", "rl.micro_batch_size=3")
-    policy, generator = hf.build(cfg)
-    with torch.no_grad():  # a trained adapter: the reference (adapter disabled) differs from the policy
-        for name, p in policy.model.named_parameters():
-            if "lora_B" in name:
-                p.normal_(0, 0.1)
-    tok = policy.tokenizer
-    prompts = [tok.encode(t, add_special_tokens=False) for t in ("1+2=", "30+40=")]
-    kept = generator.generate(prompts, 4, Sampling(max_tokens=5, temperature=1.0, seed=0))
-    adv = torch.linspace(-1, 1, 8)
+    policy, generator, kept, adv = trained_adapter_rollouts(cfg)  # the reference differs from the policy
     out, grads, timed = {}, {}, {}
     for mode in ("auto", "always"):
         cfg.rl.reference_pass = mode

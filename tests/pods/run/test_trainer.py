@@ -3,7 +3,6 @@ time-based checkpoints with a fake clock, and kill (SIGKILL) + resume == an unin
 
 import json
 import math
-import os
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from pods.run import optim, prepare, trainer
 from pods.run.metrics import read_metrics
 
 HERE = Path(__file__).resolve().parent
-from helpers import patch_task, skip_reward_check, tiny_cfg
+from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at, trained_adapter_rollouts
 
 ROOT = HERE.parents[2]
 torch.set_num_threads(1)
@@ -292,28 +291,11 @@ def test_warm_start_model_becomes_the_runs_base_model(tmp_path, monkeypatch, tin
     assert type(spy.policy.model.get_base_model()).__name__ == "Qwen2ForCausalLM" and len(rows) == 1
 
 
-KILLER = """
-import os, signal, sys, torch
-sys.path.insert(0, {helpers!r})
-torch.set_num_threads(1)
-import pods.config.checks, helpers as th
-pods.config.checks.reward_problems = lambda data: []
-th.patch_task()
-from pods.run.trainer import train
-def on_step(row, policy, generator):
-    if row["step"] == {kill_at}:
-        os.kill(os.getpid(), signal.SIGKILL)
-train(th.tiny_cfg({out!r}, *{extra!r}), on_step=on_step)
-"""
-
-
 @pytest.mark.slow
 def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(tmp_path, monkeypatch):
     extra = ["rl.max_steps=6", "rl.save_steps=2", "rl.beta=0.05", "rule=random"]
     killed = tmp_path / "killed"
-    script = KILLER.format(helpers=str(ROOT / "tests"), kill_at=5, out=str(killed), extra=extra)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = train_killed_at(killed, extra, 5, timeout=600)
     assert proc.returncode == -9, proc.stderr[-2000:]
     assert sorted(p.name for p in (killed / "t").glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
     assert [r["step"] for r in read_metrics(killed / "t")] == [1, 2, 3, 4]
@@ -358,19 +340,8 @@ def test_bench_seconds_per_step_grpo_16_vs_pods_64_to_16(tmp_path, monkeypatch, 
 
 @pytest.mark.parametrize("aggregation", ["sequence", "token"])
 def test_micro_batches_accumulate_to_the_full_batch_gradient(tmp_path, aggregation):
-    from pods.backends import hf
-    from pods.backends.base import Sampling
-
     cfg = tiny_cfg(tmp_path, f"rl.aggregation={aggregation}", "rl.beta=0.1")
-    policy, generator = hf.build(cfg)
-    with torch.no_grad():  # a non-zero adapter, so the KL term has a gradient too
-        for name, p in policy.model.named_parameters():
-            if "lora_B" in name:
-                p.normal_(0, 0.1)
-    tok = policy.tokenizer
-    prompts = [tok.encode(t, add_special_tokens=False) for t in ("1+2=", "30+40=")]
-    kept = generator.generate(prompts, 4, Sampling(max_tokens=5, temperature=1.0, seed=0))
-    adv = torch.linspace(-1, 1, 8)
+    policy, generator, kept, adv = trained_adapter_rollouts(cfg)  # a non-zero adapter: the KL term has a gradient
     grads = []
     for mb in (8, 3, 1):
         cfg.rl.micro_batch_size = mb

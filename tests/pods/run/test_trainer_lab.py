@@ -12,7 +12,7 @@ import pyarrow.dataset as ds
 import pytest
 import torch
 
-from helpers import patch_task, skip_reward_check, tiny_cfg
+from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at
 from pods.analysis.replay import replay
 from pods.run import trainer
 from pods.run.metrics import read_metrics
@@ -87,21 +87,6 @@ def test_a_token_mask_trains_fewer_tokens_and_the_m_schedule_moves_m(tmp_path, m
     assert kept[0] == 2 and kept[-1] == 8 and kept == sorted(kept)
 
 
-KILLER = """
-import os, signal, sys
-sys.path.insert(0, {helpers!r})
-import helpers as th
-import pods.config.checks
-pods.config.checks.reward_problems = lambda data: []
-th.patch_task()
-from pods.run.trainer import train
-def on_step(row, policy, generator):
-    if row["step"] == {kill_at}:
-        os.kill(os.getpid(), signal.SIGKILL)
-train(th.tiny_cfg({out!r}, *{extra!r}), on_step=on_step)
-"""
-
-
 @pytest.mark.slow
 def test_sigkill_and_resume_keep_the_ledger_and_the_prompt_rules_choices(tmp_path, monkeypatch):
     """GRESO's random skips come from its own generator and history, both checkpointed: the resumed run skips and
@@ -109,9 +94,7 @@ def test_sigkill_and_resume_keep_the_ledger_and_the_prompt_rules_choices(tmp_pat
     # 8 prompts a step over the 40 in-test prompts: from step 6 on GRESO meets prompts it has a history of
     extra = ["rl.max_steps=9", "rl.save_steps=3", "rl.prompts_per_step=8", "rl.prompt_rule=greso", "rule=random"]
     killed = tmp_path / "killed"
-    script = KILLER.format(helpers=str(ROOT / "tests"), kill_at=8, out=str(killed), extra=extra)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = train_killed_at(killed, extra, 8, timeout=900)
     assert proc.returncode == -9, proc.stderr[-2000:]
     assert set(range(1, 7)) <= set(ledger(killed / "t").step)  # flushed with checkpoint-6 (7, 8: buffered)
     resumed_dir, resumed = run(killed, monkeypatch, *extra)
