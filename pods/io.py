@@ -5,7 +5,9 @@
     with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
     with exclusive_lock(path, "run directory x", hint): ...   # LockedError at once while another process holds it
                                                               # (NoLockError: a file system without flock)
-    problem = checksum_problem(cache_dir, "gguf.json", required=("model.safetensors",))  # None: every file intact
+    publish_dir(final, fill, "gguf.json")   # a cache directory: filled aside, checksummed, renamed into place
+    problem = checksum_problem(final, "gguf.json", required=("model.safetensors",))  # None: every file intact
+    discard_dir(final)                      # a damaged one: renamed aside, then removed
 
 A write goes to a temporary file beside the target, is flushed to disk and renamed over it (`os.replace`): on any
 error the old target is left untouched. A new file gets the mode `open(path, "w")` would give it (`honour_umask`
@@ -20,6 +22,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import re
 import socket
 import stat
@@ -268,3 +271,37 @@ def checksum_problem(directory: Path, info_file: str, required: tuple[str, ...] 
         if sha256(f) != digest:
             return f"{name} does not match its checksum ({f.stat().st_size} bytes; truncated or changed)"
     return None
+
+
+def publish_dir(final: Path, fill: Callable[[Path], dict], info_file: str) -> None:
+    """Create the directory `final` whole or not at all: `fill(tmp)` writes its files into a hidden directory beside
+    it and returns the info, written to `info_file` with every file's sha256 under "files"; then one rename.
+    A failed write is a WriteError naming `final`; if another process published `final` first, theirs is kept."""
+    with writing(final):
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        with writing(final):  # a full disk: "no space left on device: <final>", nothing left half-written
+            info = fill(tmp)
+            files = {p.name: sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+            (tmp / info_file).write_text(json.dumps({**info, "files": files}, indent=1), encoding="utf-8")
+            honour_umask(tmp)  # shareable like any directory, not mkdtemp's 0700 or safetensors' 0600
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if checksum_problem(final, info_file) is not None:
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def discard_dir(directory: Path) -> None:
+    """Remove a damaged directory, renamed aside first so no process sees it half-deleted."""
+    aside = directory.with_name(f".{directory.name}.damaged-{os.getpid()}")
+    try:
+        os.rename(directory, aside)
+    except FileNotFoundError:  # another process discarded it first
+        return
+    shutil.rmtree(aside, ignore_errors=True)

@@ -12,19 +12,15 @@ Root: $PODS_CACHE_DIR, else $XDG_CACHE_HOME/pods, else ~/.cache/pods. Errors (ex
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import importlib.util
-import json
 import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pods.errors import ConfigError
-from pods.io import checksum_problem, honour_umask, sha256
+from pods.io import checksum_problem, discard_dir, publish_dir, sha256
 
 
 @dataclass(frozen=True)
@@ -136,29 +132,15 @@ def ensure_converted(name: str, source: Path, log=print, expected: str | None = 
             return final
         print(f"warning: the converted model {final} is damaged ({damage}); converting {source.name} again",
               file=sys.stderr)
-        aside = final.with_name(f".{final.name}.damaged-{os.getpid()}")
-        with contextlib.suppress(FileNotFoundError):  # another process moved it first
-            os.rename(final, aside)
-        shutil.rmtree(aside, ignore_errors=True)
+        discard_dir(final)
     log(f"converting {source} to safetensors (once; about a minute) -> {final}")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+
+    def fill(tmp: Path) -> dict:
         convert(name, source, tmp)
-        info = {"model": name, "source": str(source), "source_sha256": digest,
-                "transformers": importlib.metadata.version("transformers"),
-                "files": {p.name: sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}}
-        (tmp / INFO_FILE).write_text(json.dumps(info, indent=1), encoding="utf-8")
-        honour_umask(tmp)  # shareable: not mkdtemp's 0700 or safetensors' 0600
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process converted the same file first: keep theirs
-            if cache_problem(final) is not None:
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        return {"model": name, "source": str(source), "source_sha256": digest,
+                "transformers": importlib.metadata.version("transformers")}
+
+    publish_dir(final, fill, INFO_FILE)
     return final
 
 

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -27,7 +24,7 @@ from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.config.checks import warmstart_problems
 from pods.config.schema import WarmStartSettings, settings_from
 from pods.errors import ConfigError
-from pods.io import checksum_problem, honour_umask, sha256, writing
+from pods.io import checksum_problem, discard_dir, publish_dir
 
 
 # ----------------------------------------------------------------------------- data
@@ -128,24 +125,9 @@ def train(s: WarmStartSettings, log=print):
 INFO_FILE = "warmstart.json"  # settings, accuracies, and `files`: {name: sha256} of the other files
 
 
-def checksums(directory: Path) -> dict[str, str]:
-    """{file name: sha256} of every file in `directory` except INFO_FILE."""
-    return {p.name: sha256(p) for p in sorted(directory.iterdir()) if p.is_file() and p.name != INFO_FILE}
-
-
 def cache_problem(directory: Path) -> str | None:
     """Why the cached warm start in `directory` cannot be used, or None when every file matches its checksum."""
     return checksum_problem(directory, INFO_FILE)
-
-
-def _discard(directory: Path) -> None:
-    """Remove a damaged cache entry (renamed aside first, so no process sees it half-deleted)."""
-    aside = directory.with_name(f".{directory.name}.damaged-{os.getpid()}")
-    try:
-        os.rename(directory, aside)
-    except FileNotFoundError:  # another process discarded it first
-        return
-    shutil.rmtree(aside, ignore_errors=True)
 
 
 def ensure_warmstart(cfg, log=print) -> Path:
@@ -160,27 +142,16 @@ def ensure_warmstart(cfg, log=print) -> Path:
         if damage is None:
             return final
         print(f"warning: the cached warm start {final} is damaged ({damage}); rebuilding it", file=sys.stderr)
-        _discard(final)
+        discard_dir(final)
     log(f"warm start: training the tiny model on {s.dataset} to greedy accuracy {s.target_greedy} -> {final}")
     model, tok, info = train(s, log=log)
-    with writing(final):
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{s.key()}.", dir=cache_dir))
-    try:
-        with writing(final):  # a full disk: "no space left on device: <cache>/<hash>", the cache left as it was
-            model.save_pretrained(tmp)
-            tok.save_pretrained(tmp)
-            (tmp / INFO_FILE).write_text(json.dumps({**info, "files": checksums(tmp)}, indent=1))
-            honour_umask(tmp)  # shareable like any directory, not mkdtemp's 0700 or safetensors' 0600
-        try:
-            os.rename(tmp, final)
-        except OSError:  # another process finished the same warm start first: keep theirs
-            if cache_problem(final) is not None:
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    def fill(tmp: Path) -> dict:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        return info
+
+    publish_dir(final, fill, INFO_FILE)
     log(f"warm start: {info['steps']} steps, greedy {info['greedy_acc']:.3f}, sampled (T=1) "
         f"{info['sampled_acc_t1']:.3f} on {s.eval_size} held-out problems, {info['seconds']:.0f} s")
     return final
