@@ -36,7 +36,7 @@ def simulate(mix: str, rounds: int, B: int = 16, n: int = 16, steps: int = 2000,
     """{short: share of steps ending short, drawn: mean prompts drawn per step} over `steps` simulated steps."""
     g = np.random.default_rng(seed)
     ro = Rollouts(prompt_ids=[[0]] * B, completion_ids=[[1]] * (B * n), texts=[""] * (B * n), n=n)
-    keep_all = lambda total: torch.arange(n).expand(total.shape[0], -1)  # noqa: E731
+    keep_all = lambda rnd: torch.arange(n).expand(rnd.total.shape[0], -1)  # noqa: E731  collect passes the round
 
     def sample_round(r: int) -> Round:
         p = MIXES[mix](B, g)  # [B]

@@ -33,6 +33,8 @@ def group_advantages(rewards: torch.Tensor, scale: str = "group", eps: float = 1
     if std not in STDS:
         raise ValueError(f"unknown std {std!r}; valid: {', '.join(STDS)}")
     r = rewards.float()
+    if not r.numel():  # no group this step (an allocation rule or a group filter kept none)
+        return r.clone()
     if torch.isnan(r).any():
         return _nan_advantages(r, scale, eps, std == "sample")
     centred = r - r.mean(dim=1, keepdim=True)  # [G, m]

@@ -15,15 +15,16 @@ from __future__ import annotations
 import torch
 
 from pods.core.advantages import group_advantages
-from pods.core.downsample import select
+from pods.core.downsample import select, select_ragged
 
 ALGORITHMS = ("pods", "grpo", "grpo_ga")
 
 
 def keep(rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_variance", *,
-         generator: torch.Generator | None = None, **inputs) -> torch.Tensor:
+         generator: torch.Generator | None = None, counts: torch.Tensor | None = None, **inputs) -> torch.Tensor:
     """rewards [G, n] -> idx [G, k]: the rollouts the step trains on (k = m; all n for grpo_ga).
-    inputs: what a rule may weigh besides the rewards (lengths=[G, n], entropy=[G, n]; pods.core.downsample)."""
+    inputs: what a rule may weigh besides the rewards (lengths=[G, n], entropy=[G, n]; pods.core.downsample);
+    counts [G]: row g holds only its first counts[g] rollouts (an allocation rule's rows of unequal n)."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}; valid: {', '.join(ALGORITHMS)}")
     G, n = rewards.shape
@@ -31,6 +32,8 @@ def keep(rewards: torch.Tensor, algorithm: str, m: int, rule: str = "max_varianc
         if m != n:
             raise ValueError(f"grpo_ga trains on all n rollouts: m={m} must equal n={n}")
         return torch.arange(n, device=rewards.device).expand(G, n)  # [G, n]
+    if counts is not None:
+        return select_ragged(rewards, counts, m, rule, generator=generator, **inputs)  # [G, m]
     return select(rewards, m, rule, generator=generator, **inputs)  # [G, m]; maxvargrpo_trainer.py:515-525 at 3fc107e
 
 

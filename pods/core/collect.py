@@ -1,13 +1,18 @@
-"""A training step's rollouts: generation rounds, and dynamic sampling (DAPO's filter of uninformative groups).
+"""A training step's rollouts: generation rounds, dynamic sampling (DAPO's filter of uninformative groups), and an
+allocation rule's rounds of more rollouts for the same prompts.
 
     batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=30)
     batch.rollouts, batch.total, batch.per_fn, batch.idx   # G groups: Rollouts, [G, n], {name: [G, n]}, [G, k]
+    batch = collect(sample_round, 16, keep, allocation=lambda budget: make_allocation("speed", 24, 8, budget),
+                    sample_more=generate, budget=256)       # rows of unequal n: batch.counts [G]
 
-Contract: `sample_round(r) -> Round` generates and scores B new prompts; `keep(total [B, n]) -> idx [B, k]` selects
-once per round. Without `dynamic`: one round, every group trained. With it, rounds run until B groups whose KEPT
-rollouts differ in `metric` (FILTER_METRICS) are found (the first B drawn) or `max_rounds` are spent; then `short`
-(SHORT_BATCH): `partial` trains those found (none: the last round's), `top_up` adds flat ones up to B, `error` raises
-ShortBatchError. `stop()` is asked between rounds (True raises RoundsStopped). Why, and verl's names: docs/workbench.md.
+Contract: `sample_round(call) -> Round` generates and scores B new prompts (`sample_round(call, n=k)`: k each);
+`keep(round) -> idx [B, k]` selects once per round. Without `dynamic`: one round, every group trained. With it, rounds
+run until B groups whose KEPT rollouts differ in `metric` (FILTER_METRICS) are found (the first B drawn) or
+`max_rounds` are spent; then `short` (SHORT_BATCH): `partial` trains those found (none: the last round's), `top_up`
+adds flat ones up to B, `error` raises ShortBatchError. `stop()` is asked between rounds (True raises RoundsStopped).
+`allocation(budget left)` -> a pods.core.allocation plan per round: `sample_more(call, prompts, k)` draws k more for
+each of those prompts until the plan is done; groups it does not train are dropped. docs/workbench.md, docs/rules.md.
 """
 
 from __future__ import annotations
@@ -44,6 +49,19 @@ class Round:
     positions: list[int] | None = None  # [B] prompt-stream position of each prompt (None: not known)
     skipped: list[int] = field(default_factory=list)  # prompts a prompt rule passed over in this round
     skipped_positions: list[int] = field(default_factory=list)  # their stream positions
+    counts: torch.Tensor | None = None  # [B] rollouts drawn per prompt (allocation rules; the rest is padding)
+
+    def drawn(self) -> torch.Tensor:
+        """[B, n] bool: the entries that hold a generated rollout (all of them without an allocation rule)."""
+        return padding_mask(self.total.shape, self.counts)
+
+    def rows(self, gs: list[int]) -> "Round":
+        """The round with only groups `gs`, in that order (skipped prompts not carried)."""
+        at = torch.tensor(gs, dtype=torch.long)
+        return Round([self.prompts[g] for g in gs], self.rollouts.groups(gs), self.total[at],
+                     {k: v[at] for k, v in self.per_fn.items()}, self.correct[at],
+                     None if self.positions is None else [self.positions[g] for g in gs],
+                     counts=None if self.counts is None else self.counts[at])
 
 
 @dataclass
@@ -59,8 +77,23 @@ class Batch:
     drawn_informative: int  # of the drawn groups, how many passed the filter
     informative: int  # of the G trained groups, how many passed the filter
     short: bool  # dynamic sampling ran out of rounds before B informative groups
-    # every round generated: (Round, idx [B, k] its selection, [B] each group's place among the G trained or -1)
+    # every round generated: (Round, idx [B, k] its selection (-1 rows: not selected), [B] place among the G or -1)
     seen: list = field(default_factory=list)
+    counts: torch.Tensor | None = None  # [G] rollouts drawn per group (allocation rules; entries past it pad)
+
+
+def padding_mask(shape, counts: torch.Tensor | None) -> torch.Tensor:
+    """[G, n] bool: entry j of row g holds a rollout (j < counts[g]; all True for counts None)."""
+    if counts is None:
+        return torch.ones(shape, dtype=torch.bool)
+    return torch.arange(shape[1]).unsqueeze(0) < counts.unsqueeze(1)
+
+
+def generated(batch: Batch) -> tuple[list[int], torch.Tensor]:
+    """Every group generated this step (trained or not): prompts [R], accuracy float [R, n] (NaN: not drawn)."""
+    prompts = [p for rnd, _, _ in batch.seen for p in rnd.prompts]
+    correct = torch.cat([rnd.correct.float().masked_fill(~rnd.drawn(), float("nan")) for rnd, _, _ in batch.seen])
+    return prompts, correct
 
 
 def has_spread(values: torch.Tensor) -> torch.Tensor:
@@ -76,34 +109,99 @@ def informative(round_: Round, idx: torch.Tensor, metric: str = "accuracy") -> t
     return has_spread(values.gather(1, idx))
 
 
-def choose_groups(flags: list[torch.Tensor], B: int, short: str = "partial") -> list[tuple[int, int]]:
+def choose_groups(flags: list[torch.Tensor], B: int, short: str = "partial",
+                  eligible: list[torch.Tensor] | None = None) -> list[tuple[int, int]]:
     """(round, group) of the groups to train on, in drawing order, from [B] informative flags per round (pure).
 
     The first B informative groups; if fewer: `partial` keeps them (none: the last round's groups),
     `top_up` adds flat groups of the latest rounds up to B, `error` keeps them (collect raises).
+    eligible: [B] bool per round, the groups that may be trained at all (an allocation rule's); None: all.
     """
-    order = [(r, g) for r, f in enumerate(flags) for g in range(len(f))]
+    order = [(r, g) for r, f in enumerate(flags) for g in range(len(f)) if eligible is None or bool(eligible[r][g])]
     good = [rg for rg in order if bool(flags[rg[0]][rg[1]])][:B]
     if len(good) < B and short == "top_up":
         good += [rg for rg in reversed(order) if not bool(flags[rg[0]][rg[1]])][:B - len(good)]
     elif not good:
-        good = [(len(flags) - 1, g) for g in range(len(flags[-1]))]
+        good = [rg for rg in order if rg[0] == len(flags) - 1]
     return sorted(good)
 
 
-def collect(sample_round: Callable[[int], Round], B: int, keep: Callable, *, dynamic: bool = False,
+def allocate(sample_round: Callable, sample_more: Callable, plan, B: int, *, call: int = 0,
+             stop: Callable[[], bool] = lambda: False, done: int = 0) -> tuple[Round, torch.Tensor, int, int]:
+    """B new prompts under an allocation plan (pods.core.allocation): their first rollouts, then rounds of more for
+    the same prompts until the plan asks for none. Returns (Round [B', plan.n] with `counts`, trained [B'] bool,
+    the next generation call's index, the rounds run). `done`: generation rounds already run this step."""
+    k0 = int(plan.first(B).max())
+    first = sample_round(call, n=k0)
+    counts = plan.first(len(first.prompts))  # [B'] (a prompt rule may offer fewer than B)
+    if bool((counts != k0).any()):
+        raise ValueError(f"allocation {plan.name!r}: a first round draws one n for every prompt, got {counts.tolist()}")
+    G, N = len(first.prompts), plan.n
+    pad = lambda x, fill: torch.cat([x, x.new_full((G, N - k0), fill)], dim=1)  # noqa: E731  [G, k0] -> [G, N]
+    total, correct = pad(first.total, float("nan")), pad(first.correct, False)
+    per_fn = {k: pad(v, float("nan")) for k, v in first.per_fn.items()}
+    ro = first.rollouts
+    rows = [[(ro.completion_ids[g * k0 + j], ro.texts[g * k0 + j], ro.finish_reasons[g * k0 + j])
+             for j in range(k0)] for g in range(G)]  # [G] lists of (ids, text, finish reason), drawing order
+    call, rounds = call + 1, 1
+    while bool((more := plan.more(correct.float(), counts, round=rounds)).any()):
+        if stop():
+            raise RoundsStopped(f"stopped before generation round {done + rounds + 1}")
+        for k in sorted(set(more[more > 0].tolist())):  # one generation call per distinct number of rollouts
+            gs = (more == k).nonzero().flatten().tolist()
+            piece = sample_more(call, [first.prompts[g] for g in gs], k)  # [len(gs), k]
+            call += 1
+            for i, g in enumerate(gs):
+                c = int(counts[g])
+                total[g, c:c + k], correct[g, c:c + k] = piece.total[i], piece.correct[i]
+                for name in per_fn:
+                    per_fn[name][g, c:c + k] = piece.per_fn[name][i]
+                p = piece.rollouts
+                rows[g] += [(p.completion_ids[i * k + j], p.texts[i * k + j], p.finish_reasons[i * k + j])
+                            for j in range(k)]
+        counts, rounds = counts + more, rounds + 1
+    flat = [c for row in rows for c in row + [([], "", "")] * (N - len(row))]  # padding: empty completions
+    padded = Rollouts(prompt_ids=ro.prompt_ids, completion_ids=[c[0] for c in flat], texts=[c[1] for c in flat],
+                      n=N, finish_reasons=[c[2] for c in flat])
+    out = Round(first.prompts, padded, total, per_fn, correct, first.positions, first.skipped,
+                first.skipped_positions, counts=counts)
+    return out, plan.trained(correct.float(), counts), call, rounds
+
+
+def collect(sample_round: Callable, B: int, keep: Callable, *, dynamic: bool = False,
             metric: str = "accuracy", max_rounds: int = 1, short: str = "partial",
-            stop: Callable[[], bool] = lambda: False) -> Batch:
-    """Run generation rounds until the step's groups are chosen (one round without `dynamic`)."""
+            stop: Callable[[], bool] = lambda: False, allocation: Callable | None = None,
+            sample_more: Callable | None = None, budget: int | None = None) -> Batch:
+    """Run generation rounds until the step's groups are chosen (one round without `dynamic`); see the module."""
     if short not in SHORT_BATCH:
         raise ValueError(f"unknown short-batch behaviour {short!r}; valid: {', '.join(SHORT_BATCH)}")
-    rounds, idxs, flags = [], [], []
+    if allocation is not None and sample_more is None:
+        raise ValueError("an allocation rule needs sample_more(call, prompts, k) to draw more rollouts")
+    rounds, idxs, flags, eligible = [], [], [], []
+    calls = spent = generation_rounds = 0
     for r in range(max_rounds if dynamic else 1):
         if r and stop():
-            raise RoundsStopped(f"stopped before generation round {r + 1}")
-        rounds.append(sample_round(r))
-        idxs.append(keep(rounds[-1].total))  # [B, k]
-        flags.append(informative(rounds[-1], idxs[-1], metric))  # [B]
+            raise RoundsStopped(f"stopped before generation round {generation_rounds + 1}")
+        if allocation is None:
+            rnd, calls, ran = sample_round(calls), calls + 1, 1
+            ok = torch.ones(len(rnd.prompts), dtype=torch.bool)
+        else:
+            try:
+                plan = allocation(None if budget is None else budget - spent)
+                plan.first(B)
+            except ValueError:
+                if not rounds:
+                    raise
+                break  # the step's budget cannot pay another batch's first round: dynamic sampling ends short
+            rnd, ok, calls, ran = allocate(sample_round, sample_more, plan, B, call=calls, stop=stop,
+                                           done=generation_rounds)
+            spent += int(rnd.counts.sum())
+        generation_rounds += ran
+        rounds.append(rnd)
+        idx, flag = select_round(rnd, ok, keep, metric)
+        idxs.append(idx)
+        flags.append(flag)
+        eligible.append(ok)
         if not dynamic or sum(int(f.sum()) for f in flags) >= B:
             break
     found = sum(int(f.sum()) for f in flags)
@@ -111,26 +209,46 @@ def collect(sample_round: Callable[[int], Round], B: int, keep: Callable, *, dyn
     if is_short and short == "error":
         raise ShortBatchError(
             f"dynamic sampling found {found} of {B} groups whose kept rollouts differ in {metric} after "
-            f"{len(rounds)} generation rounds ({sum(len(f) for f in flags)} prompts drawn), and rl.short_batch=error "
-            f"stops here (as verl's max_num_gen_batches): raise rl.max_generation_rounds (at most {MAX_ROUNDS}), "
-            "or set rl.short_batch=partial to train on the groups found (top_up: fill with flat groups)")
-    chosen = choose_groups(flags, B, short) if dynamic else [(0, g) for g in range(len(flags[0]))]
+            f"{generation_rounds} generation rounds ({sum(len(f) for f in flags)} prompts drawn), and "
+            f"rl.short_batch=error stops here (as verl's max_num_gen_batches): raise rl.max_generation_rounds (at "
+            f"most {MAX_ROUNDS}){' or rl.allocation_budget' if budget is not None else ''}, or set "
+            "rl.short_batch=partial to train on the groups found (top_up: fill with flat groups)")
+    chosen = (choose_groups(flags, B, short, eligible) if dynamic else
+              [(0, g) for g in range(len(flags[0])) if bool(eligible[0][g])])
     place = {rg: i for i, rg in enumerate(chosen)}
     seen = [(rounds[r], idxs[r], [place.get((r, g), -1) for g in range(len(flags[r]))]) for r in range(len(rounds))]
-    counts = dict(rounds=len(rounds), drawn=sum(len(f) for f in flags), drawn_informative=found,
+    stats = dict(rounds=generation_rounds, drawn=sum(len(f) for f in flags), drawn_informative=found,
                   informative=sum(bool(flags[r][g]) for r, g in chosen), short=is_short, seen=seen)
     if chosen == [(0, g) for g in range(len(flags[0]))]:  # the first round as it is
         one = rounds[0]
-        return Batch(list(one.prompts), one.rollouts, one.total, one.per_fn, one.correct, idxs[0], **counts)
-    take = lambda pick: torch.stack([pick(r)[g] for r, g in chosen])  # noqa: E731  [G, ...]
+        return Batch(list(one.prompts), one.rollouts, one.total, one.per_fn, one.correct, idxs[0], **stats,
+                     counts=one.counts)
+    parts = [rounds[r].rows([g]) for r, g in chosen] or [rounds[-1].rows([])]  # [G] one-group rounds
+    cat = lambda pick: torch.cat([pick(p) for p in parts])  # noqa: E731  [G, ...]
     return Batch(
-        prompts=[rounds[r].prompts[g] for r, g in chosen],
-        rollouts=Rollouts.concat([rounds[r].rollouts.groups([g]) for r, g in chosen]),
-        total=take(lambda r: rounds[r].total),
-        per_fn={k: take(lambda r, k=k: rounds[r].per_fn[k]) for k in rounds[0].per_fn},
-        correct=take(lambda r: rounds[r].correct),
-        idx=take(lambda r: idxs[r]), **counts,
+        prompts=[p for part in parts for p in part.prompts],
+        rollouts=Rollouts.concat([p.rollouts for p in parts]),
+        total=cat(lambda p: p.total), per_fn={k: cat(lambda p, k=k: p.per_fn[k]) for k in rounds[0].per_fn},
+        correct=cat(lambda p: p.correct),
+        idx=torch.stack([idxs[r][g] for r, g in chosen]) if chosen else idxs[-1][:0], **stats,
+        counts=None if rounds[0].counts is None else cat(lambda p: p.counts),
     )
+
+
+def select_round(rnd: Round, ok: torch.Tensor, keep: Callable, metric: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The round's selection idx [B, k] (-1 rows for the groups `ok` [B] rules out: never selected) and its
+    informative flags [B] (False for those)."""
+    if bool(ok.all()):
+        idx = keep(rnd)
+        return idx, informative(rnd, idx, metric)
+    gs = ok.nonzero().flatten().tolist()
+    part = rnd.rows(gs)
+    got = keep(part)  # [len(gs), k]
+    idx = torch.full((len(ok), got.shape[1]), -1, dtype=torch.long)
+    idx[ok] = got
+    flag = torch.zeros(len(ok), dtype=torch.bool)
+    flag[ok] = informative(part, got, metric)
+    return idx, flag
 
 
 def subset(batch: Batch, keep: torch.Tensor) -> Batch:
@@ -144,4 +262,5 @@ def subset(batch: Batch, keep: torch.Tensor) -> Batch:
     return Batch(prompts=[batch.prompts[g] for g in kept], rollouts=batch.rollouts.groups(kept),
                  total=batch.total[keep], per_fn={k: v[keep] for k, v in batch.per_fn.items()},
                  correct=batch.correct[keep], idx=batch.idx[keep], rounds=batch.rounds, drawn=batch.drawn,
-                 drawn_informative=batch.drawn_informative, informative=batch.informative, short=batch.short, seen=seen)
+                 drawn_informative=batch.drawn_informative, informative=batch.informative, short=batch.short, seen=seen,
+                 counts=None if batch.counts is None else batch.counts[keep])

@@ -3,6 +3,7 @@
     rule = make_prompt_rule("greso", num_prompts=P)          # PROMPT_RULES[name](num_prompts=P, **params)
     pos = rule.choose(candidates, k, generator)              # [C] dataset indices -> [K <= k] positions, before generation
     rule.update(prompts, correct)                            # [B], [B, n] accuracy 0/1 of every generated group
+                                                             # (NaN: a rollout an allocation rule did not draw)
     keep = rule.keep(rewards)                                # [G, n] -> [G] bool, after generation (group filter)
     state = rule.state_dict(); rule.load_state_dict(state)   # plain tensors and numbers: the checkpoint's
 
@@ -51,7 +52,8 @@ class PromptRule:
         return torch.arange(min(k, len(self._check(candidates))))
 
     def update(self, prompts: torch.Tensor, correct: torch.Tensor, epoch: int | None = None) -> None:
-        """Record [B] prompts' [B, n] accuracy (0/1 or bool) for the step; epoch: the data epoch, if known."""
+        """Record [B] prompts' [B, n] accuracy (0/1 or bool; NaN pads rows of fewer rollouts) for the step; epoch:
+        the data epoch, if known."""
 
     def keep(self, rewards: torch.Tensor) -> torch.Tensor:
         """[G, n] rewards of the step's generated groups -> [G] bool, the groups to train on."""
@@ -85,7 +87,7 @@ class PromptRule:
         prompts, correct = self._check(prompts), torch.as_tensor(correct).float()
         if correct.dim() != 2 or correct.shape[0] != len(prompts):
             raise ValueError(f"correct must be [B, n] for the B={len(prompts)} prompts, got {tuple(correct.shape)}")
-        return prompts, correct.mean(dim=1)  # [B], [B]
+        return prompts, correct.nanmean(dim=1)  # [B], [B] (NaN: a rollout an allocation rule did not draw)
 
 
 def _first_kept(kept: torch.Tensor, k: int) -> torch.Tensor:
@@ -206,9 +208,9 @@ class MoPPS(PromptRule):
 
     def update(self, prompts, correct, epoch=None):
         prompts, rate = self._pass_rates(prompts, correct)
-        n = torch.as_tensor(correct).shape[1]
+        drawn = (~torch.as_tensor(correct).float().isnan()).sum(dim=1)  # [B] rollouts of each prompt
         for b in range(len(prompts)):  # a prompt twice in a step: both updates, in order
-            i, s = prompts[b], float(rate[b])
+            i, s, n = prompts[b], float(rate[b]), int(drawn[b])
             self.alpha[i] = self.alpha[i] * self.decay + self.prior[0] * (1 - self.decay) + s * n
             self.beta[i] = self.beta[i] * self.decay + self.prior[1] * (1 - self.decay) + (1 - s) * n
 
@@ -223,7 +225,12 @@ def _group_std(rewards: torch.Tensor) -> torch.Tensor:
     r = torch.as_tensor(rewards).float()
     if r.dim() != 2:
         raise ValueError(f"rewards must be [G, n], got {tuple(r.shape)}")
-    return r.std(dim=1) if r.shape[1] > 1 else torch.zeros(r.shape[0])  # [G] RAGEN's reward_variance score
+    if not bool(r.isnan().any()):
+        return r.std(dim=1) if r.shape[1] > 1 else torch.zeros(r.shape[0])  # [G] RAGEN's reward_variance score
+    drawn = ~r.isnan()  # rows of unequal n (an allocation rule): NaN pads, each row's std over its own rollouts
+    k = drawn.sum(dim=1)
+    dev = torch.where(drawn, r - r.nanmean(dim=1, keepdim=True), 0.0)
+    return torch.where(k > 1, (dev.pow(2).sum(dim=1) / (k - 1).clamp(min=1)).sqrt(), 0.0)
 
 
 @prompt_rule("snr_top_p")
