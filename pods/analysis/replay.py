@@ -15,6 +15,7 @@ m the recorded groups cannot give.
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -57,19 +58,35 @@ def check_rule(rule: str) -> None:
 
 
 def _select(rec: Recorded, rule: str, m: int, algorithm: str) -> torch.Tensor:
-    """idx [R, m] that `rule` keeps of each recorded group, selection by selection as the run made them."""
+    """idx [R, m] that `rule` keeps of each recorded group, selection by selection as the run made them (rows of
+    unequal n, an allocation rule's: each from its own rollouts)."""
     rewards = torch.from_numpy(rec.rewards).float()  # [R, n]
     lengths = torch.from_numpy(rec.lengths).float()  # [R, n] (the entropies exist for trained rollouts only)
+    counts = torch.from_numpy(rec.n).long() if bool((rec.n != rewards.shape[1]).any()) else None  # [R]
+    part = lambda a, b: None if counts is None else counts[a:b]  # noqa: E731
     try:
         if rule not in STOCHASTIC:
-            return keep(rewards, algorithm, m, rule, lengths=lengths)
+            return keep(rewards, algorithm, m, rule, lengths=lengths, counts=counts)
         gen = torch.Generator().manual_seed(int(rec.meta.get("seed", 0)))
         cuts = np.flatnonzero(np.diff(rec.steps * 1000 + rec.rounds)) + 1  # one selection per (step, round)
         bounds = [0, *cuts.tolist(), len(rec.steps)]
-        return torch.cat([keep(rewards[a:b], algorithm, m, rule, generator=gen, lengths=lengths[a:b])
-                          for a, b in zip(bounds, bounds[1:])])
+        return torch.cat([keep(rewards[a:b], algorithm, m, rule, generator=gen, lengths=lengths[a:b],
+                               counts=part(a, b)) for a, b in zip(bounds, bounds[1:])])
     except ValueError as err:  # e.g. rule none with m < n
         raise ConfigError(f"--rule {rule} --m {m}: {err}") from None
+
+
+def selected(rec: Recorded) -> Recorded:
+    """The groups the run selected rollouts from: all of them, but the ones an allocation rule left unfinished
+    (SPEED's screened-out prompts: recorded with no selection)."""
+    sel = (rec.kept >= 0).any(axis=1)
+    if sel.all():
+        return rec
+    cut = lambda a: None if a is None else a[sel]  # noqa: E731
+    return replace(rec, steps=rec.steps[sel], rounds=rec.rounds[sel], slots=rec.slots[sel], prompts=rec.prompts[sel],
+                   trained=rec.trained[sel], n=rec.n[sel], rewards=rec.rewards[sel], accuracy=rec.accuracy[sel],
+                   lengths=rec.lengths[sel], entropy=rec.entropy[sel], kept=rec.kept[sel], positions=cut(rec.positions),
+                   per_fn={k: v[sel] for k, v in rec.per_fn.items()})
 
 
 def replay_rollout(rec: Recorded, rule: str, m: int | None = None) -> dict:
@@ -77,12 +94,11 @@ def replay_rollout(rec: Recorded, rule: str, m: int | None = None) -> dict:
     check_rule(rule)
     run_m = int(rec.meta.get("m", rec.kept.shape[1]))
     m = run_m if m is None else int(m)
-    n_min = int(rec.n.min()) if len(rec.n) else 0
+    rec = selected(rec)
+    n_min, n_max = (int(rec.n.min()), int(rec.n.max())) if len(rec.n) else (0, 0)
     if not 1 <= m <= n_min:
-        raise ConfigError(f"--m {m}: the recorded groups hold {n_min} rollouts (n), so m must lie in 1..{n_min}")
-    if len(np.unique(rec.n)) > 1:
-        raise ConfigError(f"{rec.path}: its groups hold different numbers of rollouts (an allocation rule); "
-                          "rollout rules are replayed on groups of one n")
+        held = f"{n_min} rollouts (n)" if n_min == n_max else f"{n_min} to {n_max} rollouts (n: an allocation rule's)"
+        raise ConfigError(f"--m {m}: the recorded groups hold {held}, so m must lie in 1..{n_min}")
     own = rule == rec.meta.get("rule") and m == run_m
     algorithm = rec.meta.get("algorithm", "pods") if own else "pods"
     idx = _select(rec, rule, m, algorithm)  # [R, k]
@@ -154,16 +170,19 @@ def replay_prompt(rec: Recorded, rule: str, options: dict | None = None) -> dict
             step_groups += sorted(known)  # the order the run generated them in (round, slot)
         if step_groups and rule != "none":
             g = torch.tensor(step_groups)
-            state.update(torch.from_numpy(rec.prompts)[g], torch.from_numpy(rec.accuracy)[g].gt(0).float())
+            acc = torch.from_numpy(rec.accuracy)[g].float()  # [K, n], NaN pads rows of fewer rollouts
+            state.update(torch.from_numpy(rec.prompts)[g], acc.gt(0).float().masked_fill(acc.isnan(), float("nan")))
         picked_groups += step_groups
     g = torch.tensor(picked_groups, dtype=torch.long)
-    rewards, ok = torch.from_numpy(rec.rewards)[g], torch.from_numpy(rec.accuracy)[g] > 0  # [K, n]
+    rewards, acc = torch.from_numpy(rec.rewards)[g], torch.from_numpy(rec.accuracy)[g]  # [K, n]
+    drawn = ~rewards.isnan()  # an allocation rule's rows of unequal n are padded
+    ok, var = acc > 0, (rewards - rewards.nanmean(dim=1, keepdim=True)).pow(2).nanmean(dim=1)  # [K, n], [K]
     picked = len(picked_groups) + unknown
     return {"rule": rule, "candidates": offered, "frac_skipped": skipped / max(offered, 1),
             "frac_unknown": unknown / max(picked, 1),
-            "kept_reward_var": float(rewards.var(dim=1, unbiased=False).mean()) if len(g) else float("nan"),
-            "frac_all_correct": float(ok.all(dim=1).float().mean()) if len(g) else float("nan"),
-            "frac_all_wrong": float((~ok).all(dim=1).float().mean()) if len(g) else float("nan"),
+            "kept_reward_var": float(var.mean()) if len(g) else float("nan"),
+            "frac_all_correct": float((ok | ~drawn).all(dim=1).float().mean()) if len(g) else float("nan"),
+            "frac_all_wrong": float((~ok | ~drawn).all(dim=1).float().mean()) if len(g) else float("nan"),
             "tokens_generated_per_step": float(torch.from_numpy(rec.lengths)[g].sum()) / max(rec.num_steps, 1),
             "agreement": agree / max(offered, 1)}
 
