@@ -85,8 +85,7 @@ def _allocation(rl, n: int, m: int, B: int) -> list[str]:
         make_allocation(rl.allocation, n=n, m=m, budget=budget, **dict(rl.allocation_options or {})).first(B)
     except ValueError as err:
         return [f"rl.allocation={rl.allocation}: {err}"]
-    return [f"rl.allocation={rl.allocation}: train.py does not run allocation rules yet (the rounds of unequal n are "
-            "not wired into its loop); use pods.core.allocation from Python, or rl.allocation=none"]
+    return []
 
 
 def _m_schedule(rl, n: int, m: int) -> list[str]:

@@ -159,7 +159,8 @@ class RLConfig:
     allocation_options: dict | None = setting(None, "keyword arguments of rl.allocation (e.g. {screen: 8} for "
                                               "speed; null: its defaults)")
     allocation_budget: int | None = setting(None, "most rollouts an allocation rule generates per step, at least "
-                                            "one per prompt (null: B x n)")
+                                            "its first round for B prompts (null: n per prompt, B x n per round "
+                                            "of new prompts)")
     token_mask: str = setting("none", "which completion tokens carry the policy gradient (docs/rules.md)")
     token_mask_quantile: float = setting(0.2, "token mask: the share of tokens kept (TRL's top_entropy_quantile)",
                                          low=0, low_open=True, high=1)

@@ -31,6 +31,9 @@ def combination_problems(*, rule: str, m: int, n: int, algorithm: str = "pods", 
         if allocation in RAGGED:
             p.append(f"rl.m_schedule={m_schedule} grows m past what rl.allocation={allocation} guarantees every "
                      f"prompt (its first round of {round_n or 'round_n'}): keep rl.m_schedule=constant")
+    if allocation in RAGGED and m == n:
+        p.append(f"rl.allocation={allocation} with rl.m = rl.n = {n}: its first round already draws all n of every "
+                 "prompt (m <= round_n <= n), so nothing is left to allocate: set rl.m < rl.n, or rl.allocation=none")
     if allocation in RAGGED and round_n is not None and m > round_n:
         p.append(f"rl.allocation={allocation} keeps m of at least one round of round_n={round_n} rollouts: "
                  f"rl.m={m} must be <= round_n")

@@ -150,21 +150,31 @@ class Ledger:
         self.flush()
 
 
+def _own_rollouts(counts):
+    """[B, n] padded -> B tensors of counts[b] values (the padding dropped); identity for counts None."""
+    if counts is None:
+        return lambda x: x
+    return lambda x: [x[b, :c] for b, c in enumerate(counts.tolist())]
+
+
 def step_rows(step: int, batch, *, accuracy: str, entropy=None) -> dict:
     """A training step's ledger rows from its pods.core.collect.Batch: every round's groups (trained or dropped)
     and the prompts the prompt rule skipped in it (Round.skipped). entropy: [G, k] mean token entropy of the trained
     rollouts (or None)."""
     parts = []
-    for r, (rnd, idx, places) in enumerate(batch.seen):  # idx [B, k] the round's selection
+    for r, (rnd, idx, places) in enumerate(batch.seen):  # idx [B, k] the round's selection (-1 rows: none)
         ent = torch.full(rnd.total.shape, float("nan"))  # [B, n]: measured only where the update ran
         if entropy is not None:
             for b, g in enumerate(places):
                 if g >= 0:
                     ent[b, batch.idx[g]] = entropy[g].float().cpu()
+        own = _own_rollouts(rnd.counts)  # an allocation rule's rows of unequal n: each row's own rollouts
         parts.append(fmt.group_rows(step=step, round_=r, prompts=list(rnd.prompts), group=places,
                                     positions=rnd.positions, status=["trained" if g >= 0 else "dropped" for g in places],
-                                    total=rnd.total, per_fn=rnd.per_fn, accuracy=rnd.per_fn[accuracy],
-                                    lengths=rnd.rollouts.completion_lengths(), kept=idx, entropy=ent))
+                                    total=own(rnd.total), per_fn={k: own(v) for k, v in rnd.per_fn.items()},
+                                    accuracy=own(rnd.per_fn[accuracy]), lengths=own(rnd.rollouts.completion_lengths()),
+                                    kept=idx if bool((idx >= 0).all()) else [row[row >= 0] for row in idx],
+                                    entropy=own(ent)))
         if rnd.skipped:
             parts.append(fmt.skipped_rows(step=step, round_=r, prompts=list(rnd.skipped), reward_names=list(rnd.per_fn),
                                           positions=rnd.skipped_positions))

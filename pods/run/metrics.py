@@ -14,6 +14,7 @@ a failed write raises pods.io.WriteError ("<cause>: <path>").
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -212,27 +213,33 @@ class Progress:
 # ----------------------------------------------------------------------------- one step's row
 
 
-def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tensor, lengths) -> dict:
-    """total [G, k], per_fn {name: [G, k]}, acc [G, k] -> metrics."""
-    row = {f"{prefix}/total": float(total.mean())}
-    row.update({f"{prefix}/{k}": float(v.mean()) for k, v in per_fn.items()})
+def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tensor, lengths, drawn=None) -> dict:
+    """total [G, k], per_fn {name: [G, k]}, acc [G, k] -> metrics; drawn [G, k] bool: the entries that hold a
+    rollout (None: all; an allocation rule's rows of unequal n are padded)."""
+    drawn = torch.ones(total.shape, dtype=torch.bool) if drawn is None else drawn
+    mean = lambda x: float(x[drawn].float().mean())  # noqa: E731
+    row = {f"{prefix}/total": mean(total)}
+    row.update({f"{prefix}/{k}": mean(v) for k, v in per_fn.items()})
     kept = prefix.endswith("_kept")
-    row["accuracy_kept" if kept else "accuracy"] = float(acc.float().mean())
-    spread = (total.max(1).values > total.min(1).values).float().mean()
-    row["frac_groups_with_spread_kept" if kept else "frac_groups_with_spread"] = float(spread)
-    row["completion_length_kept/mean" if kept else "completion_length/mean"] = float(lengths.mean())
+    row["accuracy_kept" if kept else "accuracy"] = mean(acc)
+    hi, lo = total.masked_fill(~drawn, -math.inf).max(1).values, total.masked_fill(~drawn, math.inf).min(1).values
+    row["frac_groups_with_spread_kept" if kept else "frac_groups_with_spread"] = float((hi > lo).float().mean())
+    row["completion_length_kept/mean" if kept else "completion_length/mean"] = mean(lengths)
     return row
 
 
-def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm) -> dict:
-    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k]."""
+def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm, counts=None) -> dict:
+    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k];
+    counts [G]: rollouts per group when an allocation rule made them unequal (padding past them is left out)."""
     lengths = rollouts.completion_lengths()  # [G, n]
-    row = _group_stats("reward", total, per_fn, correct, lengths)
+    drawn = None if counts is None else torch.arange(total.shape[1]).unsqueeze(0) < counts.unsqueeze(1)  # [G, n]
+    row = _group_stats("reward", total, per_fn, correct, lengths, drawn)
     row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
                             {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
                             correct.gather(1, kept_idx), lengths.gather(1, kept_idx)))
-    row["completion_length/max"] = float(lengths.max())
-    row["frac_truncated"] = sum(r == "length" for r in rollouts.finish_reasons) / len(rollouts)
+    row["completion_length/max"] = float(lengths.max()) if lengths.numel() else math.nan  # nan: no group trained
+    finished = [r for j, r in enumerate(rollouts.finish_reasons) if drawn is None or drawn.view(-1)[j]]
+    row["frac_truncated"] = sum(r == "length" for r in finished) / len(finished) if finished else math.nan
     row.update(stats)
     row["grad_norm"] = grad_norm
     return row

@@ -22,13 +22,15 @@ from pods.io import atomic_write_text, writing
 SAMPLES_FILE = "samples.jsonl"
 
 
-def sample_rows(step, prompt_texts, answers, rollouts, total, per_fn, kept_idx, prompts: int) -> list[dict]:
-    """Rows of the first `prompts` groups: total [G, n], per_fn {name: [G, n]}, kept_idx [G, k]."""
+def sample_rows(step, prompt_texts, answers, rollouts, total, per_fn, kept_idx, prompts: int,
+                counts=None) -> list[dict]:
+    """Rows of the first `prompts` groups: total [G, n], per_fn {name: [G, n]}, kept_idx [G, k]; counts [G]: the
+    rollouts of each group when an allocation rule made them unequal (the padding past them is not logged)."""
     n, rows = rollouts.n, []
     for g in range(min(prompts, rollouts.num_groups)):
         kept = set(kept_idx[g].tolist())
         comps = [{"text": rollouts.texts[g * n + j], "rewards": {k: float(v[g, j]) for k, v in per_fn.items()},
-                  "total": float(total[g, j]), "kept": j in kept} for j in range(n)]
+                  "total": float(total[g, j]), "kept": j in kept} for j in range(n if counts is None else counts[g])]
         rows.append({"step": step, "prompt": prompt_texts[g], "answer": answers[g], "completions": comps})
     return rows
 
@@ -63,8 +65,9 @@ class SampleLog:
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
 
-    def log(self, step, prompt_texts, answers, rollouts, total: torch.Tensor, per_fn: dict, kept_idx) -> None:
-        rows = sample_rows(step, prompt_texts, answers, rollouts, total, per_fn, kept_idx, self.prompts)
+    def log(self, step, prompt_texts, answers, rollouts, total: torch.Tensor, per_fn: dict, kept_idx,
+            counts=None) -> None:
+        rows = sample_rows(step, prompt_texts, answers, rollouts, total, per_fn, kept_idx, self.prompts, counts)
         with writing(self.path):
             with open(self.path, "a") as f:
                 f.write("".join(json.dumps(r) + "\n" for r in rows))

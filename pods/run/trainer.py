@@ -23,7 +23,7 @@ import torch
 from pods.backends.base import Sampling, sampling_seed
 from pods.cli import note
 from pods.core.algorithms import keep, plan_update
-from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect, subset
+from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect, generated, subset
 from pods.core.losses import policy_loss, runs_reference
 from pods.core.prompts import PromptStream
 from pods.errors import ConfigError, RewardError
@@ -191,9 +191,10 @@ class Books:
 def ledger_meta(ready: Ready) -> dict:
     """The run's settings a replay of its ledger needs (ledger/_ledger.json)."""
     cfg, rl = ready.cfg, ready.cfg.rl
-    keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "token_mask",
-            "m_schedule", "scale_rewards", "advantage_std", "dynamic_sampling")
+    keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "allocation_budget",
+            "token_mask", "m_schedule", "scale_rewards", "advantage_std", "dynamic_sampling")
     return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
+            "allocation_options": dict(rl.allocation_options or {}),
             "algorithm": ready.algorithm, "seed": cfg.seed, "accuracy_reward": ready.accuracy,
             "rewards": [r["name"] for r in cfg.dataset.rewards], "num_prompts": len(ready.prompts)}
 
@@ -233,8 +234,7 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
     m = run.lab.m(run.step)  # rl.m, or its schedule's value at this step
     batch, advance = generate_and_score(ready, run=run, m=m, stream=stream, timers=timers,
                                         stop=lambda: books.stop.requested)
-    run.lab.observe([p for rnd, _, _ in batch.seen for p in rnd.prompts],
-                    torch.cat([rnd.correct for rnd, _, _ in batch.seen]))  # the prompt rule's history
+    run.lab.observe(*generated(batch))  # the prompt rule's history: every group generated
     batch = subset(batch, run.lab.keep_groups(batch.total))  # a prompt rule's group filter (RAGEN's SNR)
     if batch.short and not books.warned_short:
         books.warned_short = _warn_short(batch, rl.prompts_per_step, rl)
@@ -259,7 +259,7 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
     if books.samples.due(run.step):  # what the model writes: samples.jsonl (and a wandb table)
         prompt_text = lambda i: ready.policy.tokenizer.decode(ready.prompts[i], skip_special_tokens=True)  # noqa: E731
         books.samples.log(run.step, [prompt_text(i) for i in batch.prompts], [ready.answers[i] for i in batch.prompts],
-                          batch.rollouts, batch.total, batch.per_fn, idx)
+                          batch.rollouts, batch.total, batch.per_fn, idx, counts=batch.counts)
     if on_step is not None:
         row.update(on_step(row, ready.policy, ready.generator) or {})
     row.update(timers.pop())
@@ -277,35 +277,39 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
 
 def generate_and_score(ready: Ready, *, run: RunState, m: int, stream: PromptStream, timers,
                        stop) -> tuple[Batch, int]:
-    """B prompts (a prompt rule's pick) with n completions each, scored: one round, or rounds until B informative
-    groups (dynamic sampling); and the stream positions they used (the data position advances by that)."""
-    rl, B, n = ready.cfg.rl, ready.cfg.rl.prompts_per_step, ready.cfg.rl.n
+    """B prompts (a prompt rule's pick) with n completions each, scored: one round, rounds until B informative
+    groups (dynamic sampling), an allocation rule's rounds of more for the same prompts; and the stream positions
+    they used (the data position advances by that)."""
+    rl, B = ready.cfg.rl, ready.cfg.rl.prompts_per_step
     sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
-    cursor, latest = [run.position], {}
+    cursor = [run.position]
 
-    def sample_round(r) -> Round:  # round r > 0 when dynamic sampling needs more (pods.core.collect)
+    def generate(call, drawn, k) -> Round:  # k completions for each prompt, scored
+        with timers("generation"):  # the sampling seed depends on (seed, step, call) only: resumable
+            seeded = replace(sampling, seed=sampling_seed(ready.cfg.seed, run.step, call))
+            ro = ready.generator.generate([ready.prompts[i] for i in drawn], k, seeded)  # G * k
+        with timers("scoring"):
+            total, per_fn = score_groups(ro.texts, drawn, ready.answers, ready.cols, ready.reward, k)  # [B, k]
+        return Round(list(drawn), ro, total, per_fn, per_fn[ready.accuracy] > 0)
+
+    def sample_round(call, n=rl.n) -> Round:  # B new prompts (pods.core.collect)
         picked = run.lab.pick(stream, cursor[0], B)
         cursor[0] += picked.consumed
         if not picked.prompts:
             raise ConfigError(f"rl.prompt_rule={rl.prompt_rule} skipped all {picked.consumed} prompts it was offered "
                               f"(a whole epoch) at step {run.step + 1}: its history rules every prompt out; loosen "
                               "rl.prompt_rule_options or use another rl.prompt_rule")
-        drawn = picked.prompts
-        with timers("generation"):  # the sampling seed depends on (seed, step, round) only: resumable
-            seeded = replace(sampling, seed=sampling_seed(ready.cfg.seed, run.step, r))
-            ro = ready.generator.generate([ready.prompts[i] for i in drawn], n, seeded)  # G * n
-        with timers("scoring"):
-            total, per_fn = score_groups(ro.texts, drawn, ready.answers, ready.cols, ready.reward, n)  # [B, n]
-        latest["lengths"] = ro.completion_lengths()  # [B, n] for the rules that weigh length
-        return Round(drawn, ro, total, per_fn, per_fn[ready.accuracy] > 0, positions=picked.positions,
-                     skipped=picked.skipped, skipped_positions=picked.skipped_positions)
+        return replace(generate(call, picked.prompts, n), positions=picked.positions, skipped=picked.skipped,
+                       skipped_positions=picked.skipped_positions)
 
-    def keep_round(total):  # [B, n] -> idx [B, k]: the update's selection, made once per round
+    def keep_round(rnd):  # -> idx [B, k]: the update's selection, made once per round
         with timers("selection"):
-            return keep(total, ready.algorithm, m, rl.rule, generator=ready.gens["select"], lengths=latest["lengths"])
+            return keep(rnd.total, ready.algorithm, m, rl.rule, generator=ready.gens["select"],
+                        lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts)
 
     batch = collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling, metric=rl.dynamic_sampling_metric,
-                    max_rounds=rl.max_generation_rounds, short=rl.short_batch, stop=stop)
+                    max_rounds=rl.max_generation_rounds, short=rl.short_batch, stop=stop,
+                    allocation=run.lab.allocation(m), sample_more=generate, budget=rl.allocation_budget)
     return batch, cursor[0] - run.position
 
 
@@ -323,6 +327,8 @@ def optimize(ready: Ready, *, kept, adv, elapsed: float, timers, lab=None,
     """The loss gradient of the kept rollouts (adv [G * k]), clipped, and one optimizer and scheduler step
     unless the loss or the gradient norm is not finite: (stats, grad_norm, lr, why skipped or None)."""
     policy, optimizer, scheduler, o = ready.policy, ready.optimizer, ready.scheduler, ready.cfg.optim
+    if not len(kept):  # no group to train (an allocation rule or a group filter kept none): no optimizer step
+        return {"loss": 0.0, "trained_tokens": 0.0}, 0.0, scheduler.apply(elapsed), None
     if hasattr(policy, "train"):
         policy.train()
     stats = update(policy, kept, adv, ready.cfg, timers, lab=lab, entropy=entropy)
@@ -342,13 +348,14 @@ def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_n
     rollouts = batch.rollouts
     return {"step": run.step, "elapsed_seconds": run.elapsed, "data_position": run.position,
             "optimizer_steps": ready.scheduler.optimizer_steps, "algorithm": ready.algorithm, "lr": lr,
-            **step_metrics(rollouts, batch.total, batch.per_fn, batch.correct, idx, stats, grad_norm),
+            **step_metrics(rollouts, batch.total, batch.per_fn, batch.correct, idx, stats, grad_norm,
+                           counts=batch.counts),
             "skipped": skipped is not None, **({"skip_reason": skipped} if skipped else {}),
             "generation_rounds": batch.rounds, "prompts_drawn": batch.drawn,
             "frac_drawn_informative": batch.drawn_informative / batch.drawn,
             "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
             "short_batch": batch.short,
-            **cost_metrics(generated=[rnd.rollouts.completion_lengths() for rnd, _, _ in batch.seen],
+            **cost_metrics(generated=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
                            trained_tokens=stats["trained_tokens"], rollouts_trained=idx.numel(),
                            prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen), rounds=batch.rounds,
                            previous=run.row)}

@@ -7,7 +7,8 @@ from pods.core.compat import combination_problems
 
 @pytest.mark.parametrize("kw, message", [
     (dict(allocation="speed", algorithm="grpo_ga", m=16, n=16), "splits every prompt's n into equal repeats"),
-    (dict(allocation="ada", rule="none", m=16, n=16), "balanced is Reinforce-Ada's pick"),
+    (dict(allocation="ada", rule="none", m=8, n=16), "balanced is Reinforce-Ada's pick"),
+    (dict(allocation="ada", m=8, n=8, round_n=8), "nothing is left to allocate"),
     (dict(m_schedule="linear", rule="none", m=16, n=16), "rl.rule=none needs m = n"),
     (dict(m_schedule="cosine", algorithm="grpo", m=16, n=16), "rl.algorithm=grpo trains on all n"),
     (dict(m_schedule="linear", allocation="ada", round_n=8, m=4, n=32), "keep rl.m_schedule=constant"),
@@ -23,5 +24,6 @@ def test_sensible_combinations_pass():
     for kw in [dict(rule="balanced", allocation="ada", round_n=8, m=4, n=32),
                dict(rule="max_variance", prompt_rule="greso", allocation="speed", token_mask="entropy_top", m=8, n=24),
                dict(rule="cppo", m_schedule="linear", prompt_rule="mopps", m=4, n=16),
-               dict(rule="none", m=16, n=16, prompt_rule="snr_top_p")]:
+               dict(rule="none", m=16, n=16, prompt_rule="snr_top_p"),
+               dict(rule="none", m=16, n=16, allocation="speed")]:  # speed trains all n of the prompts it finishes
         assert combination_problems(**kw) == []

@@ -211,3 +211,20 @@ def test_registry_names_errors_and_state_mismatch():
         make_prompt_rule("greso", num_prompts=3).choose(torch.tensor([5]), 1)
     with pytest.raises(ValueError, match="resume with the run's rl.prompt_rule"):
         make_prompt_rule("greso", num_prompts=3).load_state_dict(make_prompt_rule("mopps", num_prompts=3).state_dict())
+
+
+def test_rows_of_unequal_n_count_only_the_rollouts_drawn():
+    """An allocation rule's groups are NaN-padded: history and group filters see each prompt's own rollouts."""
+    nan = float("nan")
+    ragged = torch.tensor([[1.0, 0.0, nan, nan], [1.0, 1.0, 1.0, 0.0]])  # 2 and 4 rollouts
+    band = make_prompt_rule("band", num_prompts=2)
+    band.update(torch.tensor([0, 1]), ragged)
+    assert band.pass_rate.tolist() == [0.5, 0.75]
+    mopps = make_prompt_rule("mopps", num_prompts=2)
+    mopps.update(torch.tensor([0, 1]), ragged)
+    assert mopps.alpha.tolist() == [2.0, 4.0] and mopps.beta.tolist() == [2.0, 2.0]  # prior 1 + successes, failures
+    greso = make_prompt_rule("greso", num_prompts=2)
+    greso.update(torch.tensor([0, 1]), torch.tensor([[1.0, 1.0, nan], [0.0, 0.0, 0.0]]))
+    assert greso.easy.tolist() == [1, 0] and greso.hard.tolist() == [0, 1]  # all right / wrong among those drawn
+    top = make_prompt_rule("snr_top_k", num_prompts=2, fraction=0.5)  # std of [1, 0] > std of [1, 1, 1, 0]
+    assert top.keep(ragged).tolist() == [True, False]

@@ -1,5 +1,6 @@
 """The selection lab in the loop (tiny model, CPU): the rollout ledger and the cost ledger of every step, a prompt
-rule's choices, a token mask, the m schedule; kill -9 + resume keeps the ledger and the prompt rule's choices."""
+rule's choices, a token mask, the m schedule, allocation rules' rows of unequal n; kill -9 + resume keeps the ledger
+and the prompt rule's choices."""
 
 import json
 import os
@@ -87,6 +88,51 @@ def test_a_token_mask_trains_fewer_tokens_and_the_m_schedule_moves_m(tmp_path, m
     assert kept[0] == 2 and kept[-1] == 8 and kept == sorted(kept)
 
 
+ALLOCATIONS = {  # B = 4; speed: screen 2 of n = 8; ada: rounds of 4 up to n = 16, 40 rollouts a step at most
+    "speed": ["rl.allocation=speed", "rl.allocation_options={screen: 2}", "rl.prompts_per_step=4", "rl.max_steps=4"],
+    "ada": ["rl.allocation=ada", "rl.allocation_options={round_n: 4}", "rl.n=16", "rl.rule=balanced",
+            "rl.prompts_per_step=4", "rl.allocation_budget=40", "rl.max_steps=3"],
+}
+
+
+def check_allocation_steps(rows, df, m=4):
+    """Each step's ledger rows hold each prompt's own n; the cost ledger counts exactly those rollouts."""
+    for row, (_, step) in zip(rows, df.groupby("step")):
+        trained = step[step.status == "trained"]
+        assert [len(r) for r in step.reward] == step.n.tolist() == [len(x) for x in step.length]
+        assert row["cost/rollouts_generated"] == step.n.sum()
+        assert row["cost/tokens_generated"] == sum(sum(x) for x in step.length)
+        assert row["groups_trained"] == len(trained) and row["cost/rollouts_trained"] == m * len(trained)
+        assert all(len(k) == m and max(k) < n for k, n in zip(trained.kept, trained.n))  # m of its own rollouts
+
+
+@pytest.mark.parametrize("name", ALLOCATIONS)
+def test_an_allocation_rule_gives_each_prompt_its_own_n_in_the_ledger_and_the_cost(tmp_path, monkeypatch, name):
+    run_dir, rows = run(tmp_path, monkeypatch, *ALLOCATIONS[name])
+    df = ledger(run_dir)
+    check_allocation_steps(rows, df)
+    if name == "speed":  # screened out: dropped groups of 2 with no selection; finished: all 8, trained
+        assert set(df[df.status == "trained"].n) == {8} and set(df[df.status == "dropped"].n) == {2}
+        assert all(len(k) == 0 for k in df[df.status == "dropped"].kept) and (df.status == "trained").any()
+        assert [r["cost/rounds"] for r in rows] == [1 + (s.status == "trained").any() for _, s in df.groupby("step")]
+    else:  # every prompt trained, each after its own number of rounds of 4, within the budget
+        assert (df.status == "trained").all() and set(df.n) <= {4, 8, 12, 16} and len(set(df.n)) > 1
+        assert all(r["cost/rollouts_generated"] <= 40 for r in rows)
+        assert [r["cost/rounds"] for r in rows] == [s.n.max() // 4 for _, s in df.groupby("step")]
+    own = replay([run_dir], [{"speed": "max_variance", "ada": "balanced"}[name]])[0]
+    assert own["agreement"] == 1.0 and own["groups"] == df.kept.map(len).gt(0).sum()  # unequal n replays
+
+
+def test_speed_with_dynamic_sampling_draws_new_prompts_until_the_batch_is_full(tmp_path, monkeypatch):
+    run_dir, rows = run(tmp_path, monkeypatch, *ALLOCATIONS["speed"], "rl.dynamic_sampling=true",
+                        "rl.max_generation_rounds=6", "rl.max_steps=2")
+    df = ledger(run_dir)
+    check_allocation_steps(rows, df)
+    for row, (_, step) in zip(rows, df.groupby("step")):
+        assert row["prompts_drawn"] == len(step) and row["groups_trained"] == (step.status == "trained").sum()
+        assert row["groups_trained"] == 4 or row["short_batch"]
+
+
 @pytest.mark.slow
 def test_sigkill_and_resume_keep_the_ledger_and_the_prompt_rules_choices(tmp_path, monkeypatch):
     """GRESO's random skips come from its own generator and history, both checkpointed: the resumed run skips and
@@ -107,6 +153,28 @@ def test_sigkill_and_resume_keep_the_ledger_and_the_prompt_rules_choices(tmp_pat
     assert [r.tolist() for r in a.kept] == [r.tolist() for r in b.kept]
     assert (a.status == "skipped").sum() > 0  # the rule did skip (all-correct / all-wrong streaks)
     assert [r["cost/prompts_skipped"] for r in resumed] == [r["cost/prompts_skipped"] for r in straight]
+
+
+@pytest.mark.slow
+def test_sigkill_and_resume_under_an_allocation_rule_equal_the_uninterrupted_run(tmp_path, monkeypatch):
+    """ada's rounds are seeded by (seed, step, generation call) and the random rollout rule draws from the checkpointed
+    selection generator: the resumed run generates, keeps and counts what the uninterrupted one did."""
+    extra = ["rl.allocation=ada", "rl.allocation_options={round_n: 4}", "rl.n=16", "rl.rule=random",
+             "rl.prompts_per_step=4", "rl.allocation_budget=48", "rl.max_steps=7", "rl.save_steps=3"]
+    killed = tmp_path / "killed"
+    proc = train_killed_at(killed, extra, 5, timeout=900)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    resumed_dir, resumed = run(killed, monkeypatch, *extra)
+    straight_dir, straight = run(tmp_path / "straight", monkeypatch, *extra)
+    a, b = ledger(resumed_dir), ledger(straight_dir)
+    assert sorted(set(a.step)) == list(range(1, 8)) and len(a) == len(b) and len(set(a.n)) > 1
+    cols = ["step", "round", "slot", "prompt", "status", "n"]
+    assert a[cols].values.tolist() == b[cols].values.tolist()
+    assert [r.tolist() for r in a.reward] == [r.tolist() for r in b.reward]
+    assert [r.tolist() for r in a.kept] == [r.tolist() for r in b.kept]
+    keys = ["cost/rollouts_generated", "cost/tokens_generated", "cost/rounds", "cost/tokens_generated_total"]
+    assert [[r[k] for k in keys] for r in resumed] == [[r[k] for k in keys] for r in straight]
+    check_allocation_steps(straight, b)
 
 
 def demo(tmp_path, *extra):
