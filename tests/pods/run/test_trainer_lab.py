@@ -133,6 +133,29 @@ def test_speed_with_dynamic_sampling_draws_new_prompts_until_the_batch_is_full(t
         assert row["groups_trained"] == 4 or row["short_batch"]
 
 
+@pytest.mark.parametrize("extra", [
+    ["rl.prompt_rule=band", "rl.prompt_rule_options={low: 0.05, high: 0.95}", "rl.token_mask=entropy_top",
+     "rl.token_mask_quantile=0.5", *ALLOCATIONS["speed"], "rl.max_steps=12"],  # the second epoch skips prompts
+    ["rl.prompt_rule=snr_top_k", "rl.prompt_rule_options={fraction: 0.5}", "rl.token_mask=entropy_top",
+     "rl.token_mask_quantile=0.5", *ALLOCATIONS["ada"]],
+], ids=["speed-band-entropy_top", "ada-snr_top_k-entropy_top"])
+def test_an_allocation_rule_composes_with_prompt_rules_and_token_masks(tmp_path, monkeypatch, extra):
+    run_dir, rows = run(tmp_path, monkeypatch, *extra)
+    df = ledger(run_dir)
+    check_allocation_steps(rows, df[df.status != "skipped"])
+    kept_tokens = []
+    for row, (_, step) in zip(rows, df.groupby("step")):
+        trained = step[step.status == "trained"]
+        kept_tokens.append(sum(sum(r.length[r.kept]) for _, r in trained.iterrows()))
+        assert row["cost/tokens_trained"] <= kept_tokens[-1]  # the token mask: a subset of the kept rollouts' tokens
+        assert row["cost/prompts_skipped"] == (step.status == "skipped").sum()
+    assert sum(r["cost/tokens_trained"] for r in rows) < sum(kept_tokens)
+    if "rl.allocation=ada" in extra:  # the group filter keeps 2 of the 4 groups, each judged on its own n
+        assert all(r["groups_trained"] == 2 for r in rows) and (df.status == "dropped").sum() == 2 * len(rows)
+    else:
+        assert (df.status == "skipped").any()
+
+
 @pytest.mark.slow
 def test_sigkill_and_resume_keep_the_ledger_and_the_prompt_rules_choices(tmp_path, monkeypatch):
     """GRESO's random skips come from its own generator and history, both checkpointed: the resumed run skips and
