@@ -72,8 +72,8 @@ def _rl(cfg) -> list[str]:
                  "so their rewards have no spread and the update no gradient"
                  + (", and rl.logprob_temperature=true divides the logits by rl.temperature, which is 0"
                     if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
-    if rl.max_steps is None and rl.max_time is None:
-        p.append("the run never stops: set rl.max_steps or rl.max_time")
+    if rl.max_steps is None and rl.max_time is None and rl.token_budget is None:
+        p.append("the run never stops: set rl.max_steps, rl.max_time or rl.token_budget")
     return p + _saving(rl) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
 
 

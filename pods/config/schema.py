@@ -136,6 +136,14 @@ class RLConfig:
                                    low_open=True, resume_safe=True)
     save_steps: int = setting(100, "steps between checkpoints (strategy steps)", low=1, resume_safe=True)
     save_final: bool = setting(True, "also checkpoint the last step", resume_safe=True)
+    token_budget: float | None = setting(None, "stop once the run's cost, tokens generated + token_budget_weight x "
+                                         "tokens trained (the cost ledger), reaches this (null: no token budget)",
+                                         low=0, low_open=True, resume_safe=True)
+    token_budget_weight: float = setting(1.0, "w of the cost: what one trained token costs in generated tokens "
+                                         "(docs/leaderboard.md: measured per tier)", low=0)
+    save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
+                                        "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
+                                        resume_safe=True)
     max_nonfinite_steps: int = setting(3, "stop after this many consecutive steps skipped for a NaN/inf loss or grad "
                                           "norm", low=1, why="1: stop at the first non-finite step", resume_safe=True)
     dynamic_sampling: bool = setting(False, "drop groups whose kept rollouts are all right or all wrong; draw more")

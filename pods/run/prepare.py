@@ -29,7 +29,7 @@ from pods.config import algorithm, run_dir as get_run_dir
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.io import atomic_write_text
-from pods.run import checkpoint as ckpt
+from pods.run import budget, checkpoint as ckpt
 from pods.run.optim import build_optimizer
 from pods.run.rundir import ASKED, check_run_dir, lock_run_dir
 from pods.run.warmstart import ensure_warmstart
@@ -164,8 +164,8 @@ def start(cfg, run_cfg, rdir: Path, examples) -> Ready:
 
 def _say_resumed(rdir: Path, resume_from: Path, state: dict, rl) -> None:
     step, elapsed = state["step"], state["elapsed_seconds"]
-    if ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time):
-        limits = ", ".join(f"rl.{k}={rl[k]}" for k in ("max_steps", "max_time") if rl[k] is not None)
+    if ckpt.should_stop(step, elapsed, rl.max_steps, rl.max_time) or budget.exhausted(state.get("metrics"), rl):
+        limits = ", ".join(f"rl.{k}={rl[k]}" for k in ("max_steps", "max_time", "token_budget") if rl[k] is not None)
         print(f"{rdir} is already trained to its end ({resume_from.name}, {elapsed:.0f} s of training; "
               f"{limits}): nothing to train")
     else:

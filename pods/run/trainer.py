@@ -27,7 +27,7 @@ from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, coll
 from pods.core.losses import policy_loss, runs_reference
 from pods.core.prompts import PromptStream
 from pods.errors import ConfigError, RewardError
-from pods.run import checkpoint as ckpt
+from pods.run import budget, checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
 from pods.run.lab import LAB_FILE, Lab
 from pods.run.ledger import Ledger, step_rows
@@ -145,7 +145,7 @@ class RunState:
                    checkpoint=path, row=state.get("metrics"), nonfinite=state.get("nonfinite_streak", 0))
 
     def done(self, rl) -> bool:
-        return ckpt.should_stop(self.step, self.elapsed, rl.max_steps, rl.max_time)
+        return ckpt.should_stop(self.step, self.elapsed, rl.max_steps, rl.max_time) or budget.exhausted(self.row, rl)
 
 
 def train(cfg, *, on_step=None, clock=time.perf_counter) -> Path:
@@ -208,7 +208,8 @@ def start_lab(ready: Ready) -> Lab:
 
 
 def loop(ready: Ready, *, on_step=None, clock=time.perf_counter) -> None:
-    """Train from `ready` (pods.run.prepare) until rl.max_steps / rl.max_time: one `train_step` per step."""
+    """Train from `ready` (pods.run.prepare) until rl.max_steps / rl.max_time / rl.token_budget: one `train_step`
+    per step."""
     run = RunState.resumed(ready)
     run.lab = start_lab(ready)
     stream = PromptStream(len(ready.prompts), ready.cfg.seed)
@@ -255,6 +256,7 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
     run.elapsed += step_seconds
     row = metrics_row(ready, run=run, batch=batch, idx=idx, stats=stats, grad_norm=grad_norm, lr=lr,
                       skipped=skipped)
+    budget_point = budget.crossed(run.row, row, rl)  # the leaderboard's budget points: the same for every arm
     run.row = row
     if books.samples.due(run.step):  # what the model writes: samples.jsonl (and a wandb table)
         prompt_text = lambda i: ready.policy.tokenizer.decode(ready.prompts[i], skip_special_tokens=True)  # noqa: E731
@@ -265,7 +267,8 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
     row.update(timers.pop())
     row["time/step"] = step_seconds  # generation .. update (time/reference is part of time/update)
     stopping = run.done(rl)
-    if books.schedule.due(run.step, run.elapsed, *run.saved, stopping=stopping, interrupted=books.stop.requested):
+    if budget_point or books.schedule.due(run.step, run.elapsed, *run.saved, stopping=stopping,
+                                          interrupted=books.stop.requested):
         save(ready, run=run, timers=timers, nonfinite=books.streak.count + (skipped is not None), ledger=books.ledger)
         row.update(timers.pop())
     books.logger.log(row)
