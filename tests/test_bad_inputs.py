@@ -472,6 +472,17 @@ CASES = [
      ["{d}/ledgers/none has no rollout ledger"]),
     ("replay-glob-matches-nothing", "scripts/replay.py", ["{d}/ledgers/zz*", "--rule", "random"],
      ["no run directory with a rollout ledger"]),
+    # ---- scripts/leaderboard.py (issue 31): refused before anything is written
+    ("leaderboard-unknown-arm", "scripts/leaderboard.py", ["--arms", "grpo", "podz", "--out", "{d}/lb-out"],
+     ["unknown arm 'podz'; did you mean pods", "NAME:key=value"]),
+    ("leaderboard-arm-unknown-rule", "scripts/leaderboard.py",
+     ["--arms", "grpo", "mine:rl.n=64 rl.m=16 rl.rule=max_varianse", "--out", "{d}/lb-out"],
+     ["arm mine", "max_varianse", "max_variance"]),
+    ("leaderboard-budget-below-a-step", "scripts/leaderboard.py",
+     ["--arms", "grpo", "pods", "--budget", "10000", "--points", "10", "--out", "{d}/lb-out"],
+     ["below one step of arm pods", "raise --budget or lower --points"]),
+    ("leaderboard-one-seed", "scripts/leaderboard.py", ["--seeds", "1", "--out", "{d}/lb-out"],
+     ["--seeds 1: intervals over seeds need at least 2 seeds"]),
     # ---- scripts/train_trl.py presets
     ("trl-missing-preset", "scripts/train_trl.py", ["--preset", "{d}/presets/none.yaml"],
      ["preset {d}/presets/none.yaml does not exist"]),

@@ -44,6 +44,8 @@ COMMANDS = (
             "scripts/speedup.py"),
     Command("replay", "replay", "what other rules would have kept of a finished run's ledger (CPU, offline)",
             "scripts/replay.py"),
+    Command("leaderboard", "leaderboard", "every arm of the selection lab on the same token budget: seeds, paired "
+            "intervals, table, figure", "scripts/leaderboard.py"),
     Command("paper-data", "paper_data", "the paper's published results and completions -> paper-data/",
             "scripts/paper_data.py"),
 )

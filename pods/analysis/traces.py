@@ -1,0 +1,150 @@
+"""One leaderboard run (an arm x seed run directory) as a trace on the budget axis, and the authors' layout.
+
+    tr = read_trace(run_dir, weight=2.0, files={"sampled": "eval_results.json", "greedy": "eval_greedy.json"})
+    tr.cost, tr.steps, tr.seconds, tr.acc["sampled"]    # [C] each: base (cost 0) first, then every checkpoint
+    grid_values(tr, grid)                                # {"sampled": [K], ..., "steps": [K], "seconds": [K]}
+    w = measure_weight([rows, ...])                      # update s per trained token / generation s per generated
+    write_authors_layout(results_dir, "pods", 3, run_dir, tr, files)   # pods-sampled-Run3.json, base-sampled.json
+
+Contract: a checkpoint's cost is pods.core.cost.spent of its step's metrics.jsonl row; accuracy between
+checkpoints is interpolated linearly on the cost axis (the same budget points for every arm); a missing file or
+step is a ResultsError naming it. Zero-signal groups come from the rollout ledger (pods.analysis.ledger).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pods.analysis.ledger import read_ledger
+from pods.analysis.loaders import read_json
+from pods.core.cost import spent
+from pods.errors import ResultsError
+from pods.io import atomic_write_json
+
+DATASET = "arithmetic"
+
+
+@dataclass
+class Trace:
+    """A run's checkpoints on the cost axis (base first)."""
+
+    cost: np.ndarray  # [C] tokens generated + w x tokens trained at each checkpoint (0 = the warm start)
+    steps: np.ndarray  # [C] training steps
+    seconds: np.ndarray  # [C] training seconds
+    acc: dict[str, np.ndarray]  # metric -> [C] accuracy (mean over the evaluation's draws)
+    zero_signal: dict[str, float] = field(default_factory=dict)  # {"generated", "trained"}: shares of groups
+
+
+def metrics_rows(run_dir: Path) -> dict[int, dict]:
+    """{step: row} of a run's metrics.jsonl (a line cut short by a crash is skipped)."""
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        raise ResultsError(f"{run_dir}: no metrics.jsonl; train this run first")
+    rows = {}
+    for line in path.read_text().splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and "step" in row:
+            rows[int(row["step"])] = row
+    return rows
+
+
+def _entries(path: Path, dataset: str) -> list[tuple[int, float, float]]:
+    """[(step, elapsed seconds, accuracy)] of an evaluate-run results file, base (step 0) included, by step."""
+    if not path.is_file():
+        raise ResultsError(f"{path}: missing; evaluate this run first (rerun the leaderboard: it resumes)")
+    out = []
+    for key, v in read_json(path).items():
+        if isinstance(v, dict) and dataset in v and v[dataset].get("ans_acc"):
+            step = 0 if key == "base" else int(v["step"])
+            out.append((step, float(v.get("elapsed_seconds", 0.0)), float(np.mean(v[dataset]["ans_acc"]))))
+    return sorted(out)
+
+
+def read_trace(run_dir: Path, weight: float, files: dict[str, str], dataset: str = DATASET) -> Trace:
+    """The run's trace: every evaluated checkpoint of each results file (they must cover the same steps)."""
+    run_dir, rows = Path(run_dir), metrics_rows(run_dir)
+    per = {metric: _entries(run_dir / f, dataset) for metric, f in files.items()}
+    steps = [s for s, _, _ in next(iter(per.values()))]
+    for metric, entries in per.items():
+        if [s for s, _, _ in entries] != steps:
+            raise ResultsError(f"{run_dir}: {files[metric]} and {next(iter(files.values()))} cover different "
+                               "checkpoints; rerun the leaderboard to finish the evaluation")
+    missing = [s for s in steps if s and s not in rows]
+    if missing:
+        raise ResultsError(f"{run_dir}/metrics.jsonl has no row for checkpoint step(s) {missing}")
+    first = next(iter(per.values()))
+    return Trace(cost=np.array([spent(rows.get(s), weight) for s in steps]), steps=np.array(steps, dtype=float),
+                 seconds=np.array([t for _, t, _ in first]), acc={m: np.array([a for _, _, a in e]) for m, e in per.items()},
+                 zero_signal=zero_signal(run_dir) if (run_dir / "ledger").is_dir() else {})
+
+
+def grid_values(tr: Trace, grid: np.ndarray) -> dict[str, np.ndarray]:
+    """Accuracies, steps and seconds at the budget points `grid` [K] (linear between checkpoints; NaN past the
+    run's last checkpoint, i.e. a run that has not reached that budget yet)."""
+    out = {m: np.interp(grid, tr.cost, a, right=np.nan) for m, a in tr.acc.items()}
+    out["steps"] = np.interp(grid, tr.cost, tr.steps, right=np.nan)
+    out["seconds"] = np.interp(grid, tr.cost, tr.seconds, right=np.nan)
+    return out
+
+
+def zero_signal(run_dir: Path) -> dict[str, float]:
+    """Shares of zero-signal groups in the run's ledger: generated groups whose rewards are all equal, and
+    trained groups whose KEPT rollouts' rewards are all equal (zero advantage: no gradient)."""
+    rec = read_ledger(run_dir)
+    gen = ~np.isnan(rec.rewards[:, 0])  # groups with rollouts (a skipped prompt has none)
+    spread = np.nanmax(rec.rewards, 1) > np.nanmin(rec.rewards, 1)  # [R]
+    kept = np.where(rec.kept >= 0, rec.kept, 0)  # [R, k]
+    kr = np.where(rec.kept >= 0, np.take_along_axis(rec.rewards, kept, 1), np.nan)
+    kept_spread = np.nanmax(kr, 1) > np.nanmin(kr, 1)
+    trained = rec.trained & gen
+    return {"generated": float(np.mean(~spread[gen])) if gen.any() else float("nan"),
+            "trained": float(np.mean(~kept_spread[trained])) if trained.any() else float("nan")}
+
+
+def measure_weight(runs: list[dict[int, dict]]) -> float:
+    """w of the cost model from runs' metrics rows: the median update seconds per trained token over the
+    median generation seconds per generated token (steps of every run pooled)."""
+    gen, upd = [], []
+    for rows in runs:
+        for r in rows.values():
+            if r.get("cost/tokens_generated") and r.get("cost/tokens_trained") and "time/update" in r:
+                gen.append(r["time/generation"] / r["cost/tokens_generated"])
+                upd.append(r["time/update"] / r["cost/tokens_trained"])
+    if not gen:
+        raise ResultsError("no metrics rows with time/generation, time/update and the cost ledger to measure w from")
+    return float(np.median(upd) / np.median(gen))
+
+
+def write_authors_layout(results: Path, arm: str, k: int, run_dir: Path, tr: Trace, files: dict[str, str],
+                         dataset: str = DATASET) -> list[Path]:
+    """`<arm>-<metric>-Run<k>.json` ({checkpoint-<step>: {dataset: {metric: [values]}, step, budget}}, as the
+    paper's results/) and `base-<metric>.json` (the warm start, {dataset: {...}}) for each results file."""
+    written = []
+    for metric, name in files.items():
+        raw = read_json(Path(run_dir) / name)
+        by_step = dict(zip(tr.steps.astype(int).tolist(), tr.cost.tolist()))
+        out = {}
+        for key, v in raw.items():
+            if not isinstance(v, dict) or dataset not in v:
+                continue
+            block = {m: x for m, x in v[dataset].items() if m != "examples"}
+            if key == "base":
+                base = results / f"base-{metric}.json"
+                if not base.exists():
+                    atomic_write_json(base, {dataset: block})
+                    written.append(base)
+                continue
+            step = int(v["step"])
+            out[f"checkpoint-{step}"] = {dataset: block, "step": step, "budget": by_step.get(step),
+                                         "elapsed_seconds": v.get("elapsed_seconds")}
+        path = results / f"{arm}-{metric}-Run{k}.json"
+        atomic_write_json(path, out)
+        written.append(path)
+    return written

@@ -1,0 +1,196 @@
+"""The leaderboard's protocol: arms, tiers, each run's train.py and evaluation overrides, and when a run is done.
+
+    arms = resolve_arms(["grpo", "pods", "maxr:rl.n=64 rl.m=16 rl.rule=max_reward"])   # name -> Arm
+    tier = TIERS["cpu"].quick() ;  cfg = arm_config(tier, arm, seed=0)                   # composed and checked
+    train_overrides(tier, arm, seed, runs_dir, model_dir)   # train.py's arguments: the same budget for every arm
+    evaluate_both(run_dir, tier)                            # eval_results.json (sampled) + eval_greedy.json
+
+Contract: every arm of a tier runs on the same token budget (rl.token_budget, rl.token_budget_weight = the tier's
+w), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
+same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm whose `needs` key is
+refused by the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused
+arm is a ConfigError. docs/leaderboard.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import os
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pods.config.checks import validate
+from pods.config.files import CONFIG_DIR
+from pods.core.cost import spent
+from pods.errors import ConfigError, PodsError
+from pods.evaluation import evaluate_run
+from pods.run.gpucheck import compose
+
+
+@dataclass(frozen=True)
+class Arm:
+    label: str  # the table's name
+    overrides: tuple[str, ...]  # train.py overrides on top of the tier's
+    needs: str | None = None  # a config key this arm uses that a build may not wire yet (then: unavailable)
+
+
+ARMS = {  # the lab's names (docs/rules.md); m = 16 trained rollouts per prompt everywhere
+    "grpo": Arm("GRPO 16/16", ("rl.n=16", "rl.m=16", "rl.rule=none")),
+    "grpo-ds": Arm("GRPO 16/16 + DS", ("rl.n=16", "rl.m=16", "rl.rule=none", "rl.dynamic_sampling=true")),
+    "pods": Arm("PODS 64->16", ("rl.n=64", "rl.m=16", "rl.rule=max_variance")),
+    "pods-ds": Arm("PODS 64->16 + DS", ("rl.n=64", "rl.m=16", "rl.rule=max_variance", "rl.dynamic_sampling=true")),
+    "random": Arm("random 64->16 (control)", ("rl.n=64", "rl.m=16", "rl.rule=random")),
+    "greso": Arm("GRESO (GRPO 16/16 + DS)", ("rl.n=16", "rl.m=16", "rl.rule=none", "rl.dynamic_sampling=true",
+                                             "rl.prompt_rule=greso")),
+    "cppo": Arm("CPPO 64->16", ("rl.n=64", "rl.m=16", "rl.rule=cppo")),
+    "reinforce-ada": Arm("Reinforce-Ada (ada, balanced 16 of <= 64)",
+                         ("rl.n=64", "rl.m=16", "rl.rule=balanced", "rl.allocation=ada",
+                          "rl.allocation_options={round_n: 16}"), needs="rl.allocation"),
+    "gfpo": Arm("GFPO length 64->16", ("rl.n=64", "rl.m=16", "rl.rule=gfpo_length")),
+}
+BASELINE = "grpo"
+W_CPU = 1.7  # update s per trained token / generation s per generated token, demo on 2 cores (docs/leaderboard.md)
+W_GPU = 2.1  # the same, fitted to the paper's GSM8K step rates on an L40S (docs/leaderboard.md)
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    overrides: tuple[str, ...]  # the tier's train.py overrides (experiment, model, ...)
+    budget: float  # tokens generated + weight x tokens trained per run
+    points: int  # budget points (checkpoints, evaluations) after the warm start
+    seeds: int
+    weight: float  # w of the cost model
+    dataset: str  # held-out dataset of the evaluation
+    eval_size: int | None  # held-out problems (None: the whole test split)
+    draws: int  # samples per problem for sampled pass@1
+    max_tokens: int  # evaluation tokens per answer
+    cuda: bool  # validate the arms as on a GPU machine
+    gpu: str | None = None  # the memory preflight's GPU
+
+    def quick(self) -> Tier:
+        """A first look: a fifth of the budget, 4 points, 3 seeds, 500 problems."""
+        return dataclasses.replace(self, name=f"{self.name}-quick", budget=self.budget / 5, points=4, seeds=3,
+                                   eval_size=min(self.eval_size or 500, 500))
+
+
+TIERS = {
+    # GRPO 16/16 spends ~1,290 x (1 + w) = 3,500 per demo step: 1.2 M is about its 340 steps
+    "cpu": Tier("cpu", ("experiment=demo",), budget=1.2e6, points=10, seeds=5, weight=W_CPU, dataset="arithmetic",
+                eval_size=2000, draws=2, max_tokens=6, cuda=False),
+    # the paper's 6 h of GRPO 16/16 on an L40S: ~2,900 steps x 16 completions x ~250 tokens x (1 + w)
+    "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=36e6, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
+                eval_size=None, draws=1, max_tokens=512, cuda=True, gpu="L40S"),
+}
+
+
+def resolve_arms(specs: list[str]) -> dict[str, Arm]:
+    """Arm names (ARMS) or custom arms `name:override override ...`; a ConfigError for an unknown name."""
+    arms = {}
+    for spec in specs:
+        if ":" in spec:
+            name, text = spec.split(":", 1)
+            if not name or not text.split():
+                raise ConfigError(f"arm {spec!r}: a custom arm is NAME:key=value [key=value ...]")
+            arms[name] = Arm(name, tuple(text.split()))
+        elif spec in ARMS:
+            arms[spec] = ARMS[spec]
+        else:
+            close = difflib.get_close_matches(spec, ARMS, n=2)
+            raise ConfigError(f"unknown arm {spec!r}" + (f"; did you mean {' or '.join(close)}?" if close else "")
+                              + f" (arms: {', '.join(ARMS)}; or NAME:key=value ... for your own)")
+    if BASELINE not in arms:
+        raise ConfigError(f"the arms must include {BASELINE!r}: every arm is compared with it, paired by seed")
+    return arms
+
+
+def budget_overrides(tier: Tier) -> list[str]:
+    return ["rl.max_steps=null", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=true",
+            f"rl.token_budget={tier.budget:g}", f"rl.token_budget_weight={tier.weight:g}",
+            f"rl.save_tokens={tier.budget / tier.points:g}"]
+
+
+def train_overrides(tier: Tier, arm: Arm, seed: int, runs_dir: Path | None, model_dir: Path | None,
+                    run_name: str) -> list[str]:
+    """train.py's overrides for one arm x seed: the tier, the arm, the budget, the seed, the shared warm start."""
+    start = [f"model.name={model_dir}", "warmstart=null"] if model_dir is not None else []
+    out = [f"output_root={runs_dir}"] if runs_dir is not None else []
+    return [*tier.overrides, *arm.overrides, *budget_overrides(tier), f"seed={seed}", "logging.samples_every=0",
+            "logging.progress=false", "evaluation=null", *start, *out, f"run_name={run_name}"]
+
+
+def arm_config(tier: Tier, arm: Arm, name: str):
+    """The arm's composed config, checked as train.py checks it (ConfigError naming the arm)."""
+    try:
+        cfg = compose(train_overrides(tier, arm, 0, None, None, name))
+    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown key or group option
+        raise ConfigError(f"arm {name}: cannot compose its config: {str(err).splitlines()[0]}") from err
+    try:
+        validate(cfg, cuda=tier.cuda)
+    except ConfigError as err:
+        raise ConfigError(f"arm {name} ({' '.join(arm.overrides)}): {err}") from err
+    return cfg
+
+
+def eval_overrides(tier: Tier, run_dir: Path, greedy: bool) -> list[str]:
+    """config/evaluate.yaml overrides: the same problems and evaluation seeds for every run of the tier."""
+    limit = f",limit:{tier.eval_size}" if tier.eval_size else ""
+    ov = [f"run_dir={run_dir}", f"max_tokens={tier.max_tokens}", "seed=1234", "base=true", "examples=0",
+          "paper_grader=null", f"datasets=[{{name:{tier.dataset}{limit},format_reward:null}}]"]
+    if tier.name.startswith("cpu"):
+        ov.append("batch_size=2000")
+    if greedy:
+        return ov + ["temperature=0", "repeats=1", f"output={run_dir / 'eval_greedy.json'}"]
+    return ov + ["temperature=1.0", f"repeats={tier.draws}"]
+
+
+def evaluate_both(run_dir: Path, tier: Tier) -> None:
+    """Sampled pass@1 (eval_results.json) and greedy accuracy (eval_greedy.json) of every checkpoint and the base."""
+    from hydra import compose as hydra_compose, initialize_config_dir  # Hydra's API, as train.py loads it
+
+    for greedy in (False, True):
+        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
+            cfg = hydra_compose(config_name="evaluate", overrides=eval_overrides(tier, run_dir, greedy))
+        evaluate_run(run_dir, cfg)
+
+
+def trained(run_dir: Path, tier: Tier) -> bool:
+    """The run has reached the budget and checkpointed it (its last metrics row is at the budget)."""
+    path = run_dir / "metrics.jsonl"
+    if not path.is_file():
+        return False
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip().endswith("}")]
+    return bool(rows) and spent(rows[-1], tier.weight) >= tier.budget and (
+        run_dir / f"checkpoint-{rows[-1]['step']}").is_dir()
+
+
+def evaluated(run_dir: Path) -> bool:
+    """Both results files hold the base model and every checkpoint of the run."""
+    want = {"base", *(p.name for p in run_dir.glob("checkpoint-*") if p.is_dir())}
+    for name in ("eval_results.json", "eval_greedy.json"):
+        try:
+            if not want <= set(json.loads((run_dir / name).read_text())):
+                return False
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+def run_logged(cmd: list[str], log: Path, *, threads: int = 1, cwd: Path | None = None) -> dict:
+    """Run cmd with `threads` torch threads, output appended to `log`; its wall and CPU seconds (os.wait4)."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), PODS_THREADS=str(threads),
+               TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", WANDB_MODE="disabled", PYTHONUNBUFFERED="1")
+    t0 = time.time()
+    with open(log, "a") as f:
+        f.write(f"$ {' '.join(cmd)}\n")
+        f.flush()
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise PodsError(f"command failed ({code}), see {log}: {' '.join(cmd)}")
+    return {"wall_seconds": time.time() - t0, "cpu_seconds": usage.ru_utime + usage.ru_stime}
