@@ -5,8 +5,8 @@
     with prec.autocast(device):                               # every forward pass of the policy
         logits = model(...).logits
 
-CPU: float32 throughout. CUDA: passes compute in `model.dtype` under torch.autocast ("auto": the checkpoint's
-`config.dtype`). Stored in float32: a full-parameter run's master weights and PEFT's adapter; in the compute dtype:
+CPU: passes compute in `model.cpu_dtype` (float32, or bfloat16 where the CPU has AMX / avx512_bf16). CUDA: in
+`model.dtype` under torch.autocast ("auto": the checkpoint's `config.dtype`). Stored in float32: a full-parameter run's master weights and PEFT's adapter; in the compute dtype:
 a LoRA's frozen base, a 4-bit base's non-NF4 weights (nothing upcast) and the reference copy. docs/gpu.md "Dtypes".
 """
 
@@ -20,6 +20,7 @@ import torch
 from pods.backends.gguf import local_model
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+CPU_DTYPES = ("float32", "bfloat16")  # model.cpu_dtype: float16 matmuls on CPU are slow or missing
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,9 @@ def checkpoint_dtype(model_cfg) -> torch.dtype:
 
 
 def compute_dtype(model_cfg, device: torch.device) -> torch.dtype:
-    """The dtype forward passes run in: `model.dtype` on CUDA, float32 elsewhere."""
+    """The dtype forward passes run in: `model.dtype` on CUDA, `model.cpu_dtype` (float32 when unset) elsewhere."""
     if torch.device(device).type != "cuda":
-        return torch.float32
+        return DTYPES[str(model_cfg.get("cpu_dtype") or "float32")]
     name = str(model_cfg.dtype)
     if name == "auto":
         return checkpoint_dtype(model_cfg)

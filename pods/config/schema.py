@@ -66,8 +66,10 @@ class ModelConfig:
     name: str = setting("Qwen/Qwen2.5-3B-Instruct", 'hub name, local model dir, or "tiny" (built in code)')
     short_name: str = setting("qwen2.5-3b-instruct", "used in the derived run name")
     load_in_4bit: bool = setting(True, "4-bit base weights (bitsandbytes); applied only on a CUDA GPU")
-    dtype: str = setting("bfloat16", "GPU autocast dtype; CPU: float32 (pods.backends.precision)",
+    dtype: str = setting("bfloat16", "GPU autocast dtype; CPU: model.cpu_dtype (pods.backends.precision)",
                          choices=("auto", "pods.backends.precision:DTYPES"))
+    cpu_dtype: str = setting("float32", "CPU compute dtype: bfloat16 where the CPU has AMX / avx512_bf16 "
+                             "(pods.backends.precision)", choices="pods.backends.precision:CPU_DTYPES")
     gradient_checkpointing: bool = setting(True, "recompute activations in backward (GPU memory saver)")
     lora: LoraConfig = setting(help="the LoRA adapter", factory=LoraConfig)
     tiny: TinyConfig = setting(help='used only when name == "tiny"', factory=TinyConfig)

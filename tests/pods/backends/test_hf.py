@@ -163,3 +163,17 @@ def test_load_a_local_model_dir_and_a_checkpoint(tmp_path, tiny_model_dir):
     loaded = hf.load_checkpoint_policy(run / "checkpoint-4")
     p, comp = prompts_of(policy.tokenizer, "8+1="), prompts_of(policy.tokenizer, "9")
     assert torch.allclose(loaded.token_logprobs(p, comp)[0], policy.token_logprobs(p, comp)[0], atol=1e-6)
+
+
+def test_lm_head_gets_a_contiguous_input_for_the_kept_positions(tiny_model_dir):
+    # torch's CPU matmul of a sliced (non-contiguous) [B, k, H] input copies the [V, H] weight once per row
+    policy = hf.load_policy(cfg(f"model.name={tiny_model_dir}"))
+    seen = []
+    policy.model.get_output_embeddings().register_forward_hook(lambda m, args, out: seen.append(args[0]))
+    p = prompts_of(policy.tokenizer, "12+30=", "7+5=")
+    comp = prompts_of(policy.tokenizer, "42", "12")
+    logp, _ = policy.token_logprobs(p, comp)
+    assert seen and all(h.is_contiguous() for h in seen) and seen[0].shape[1] == 3  # logits_to_keep = T + 1
+    full = policy.model(input_ids=torch.tensor([p[0] + comp[0]])).logits  # every position, no slice
+    expected = torch.log_softmax(full[0, -3:-1].float(), -1).gather(-1, torch.tensor(comp[0])[:, None])[:, 0]
+    assert torch.allclose(logp[0], expected, atol=1e-5)  # the same values as the unsliced pass

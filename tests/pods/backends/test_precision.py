@@ -11,6 +11,7 @@ import json
 
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 from pods.backends import hf
 from pods.backends.precision import FP32, Precision, compute_dtype, resolve
@@ -149,3 +150,20 @@ def test_a_forward_over_fp32_master_weights_keeps_no_bf16_copy_of_them():
         policy.token_logprobs([[5, 6, 7]], [[8, 9]])
     peak = tracker.get_tracker_snapshot("peak")[CPU]
     assert peak["Temp"] + peak.get("Activation", 0) < 0.25 * copies  # one layer's copy at a time, not all of them
+
+
+def test_cpu_computes_in_model_cpu_dtype():
+    model = cfg("model.cpu_dtype=bfloat16").model
+    assert resolve(model, CPU, full_parameter=False) == Precision(torch.bfloat16, torch.bfloat16)
+    assert resolve(model, CPU, full_parameter=True) == Precision(torch.float32, torch.bfloat16)  # float32 masters
+    old = OmegaConf.create({k: v for k, v in OmegaConf.to_container(model).items() if k != "cpu_dtype"})
+    OmegaConf.set_struct(old, True)
+    assert compute_dtype(old, CPU) == torch.float32  # a run config written before the key existed
+
+
+def test_a_bfloat16_cpu_lora_policy_keeps_a_float32_adapter():
+    policy = hf.load_policy(cfg("model.cpu_dtype=bfloat16", "model.lora.rank=8", "model.lora.alpha=16"))
+    dtypes = {name: p.dtype for name, p in policy.model.named_parameters()}
+    assert {d for n, d in dtypes.items() if "lora_" in n} == {torch.float32}
+    assert {d for n, d in dtypes.items() if "lora_" not in n} == {torch.bfloat16}
+    assert linear_output_dtypes(policy, lambda: policy.token_logprobs([[5, 6, 7]], [[8, 9]])) == {torch.bfloat16}
