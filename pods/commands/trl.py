@@ -199,9 +199,10 @@ def _dataset(cfg: dict, tok, split: str, path, limit):
 
     d = cfg["dataset"]
     examples = data.load_dataset(d["name"], split=split, path=path, limit=limit, **(d.get("options") or {}))
-    kept, _, _ = data.render_prompts(examples, tok, style=d.get("prompt_style", "instruct"),
+    kept, _, _ = data.render_prompts(examples, tok, style=d.get("prompt_style", "instruct"), shots=d.get("shots"),
                                      system_prompt=d.get("system_prompt"), max_prompt_tokens=d.get("max_prompt_tokens"))
-    columns = {"prompt": [data.prompt_text(e, tok, d.get("prompt_style", "instruct"), d.get("system_prompt"))
+    columns = {"prompt": [data.prompt_text(e, tok, d.get("prompt_style", "instruct"), d.get("system_prompt"),
+                                           d.get("shots"))
                           for e in kept],
                "answer": [e.answer for e in kept]}
     shared = set.intersection(*(set(e.meta) for e in kept)) if kept else set()

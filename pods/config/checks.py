@@ -173,6 +173,7 @@ def _dataset(cfg) -> list[str]:
         p.append(f"unknown dataset.name {d.name!r}; valid: {', '.join(sorted(data.DATASETS))}, "
                  "or your own function as package.module:function (docs/workbench.md)")
     p += [ignored] if (ignored := data.generated_source_problem(d.name, "dataset.", path=d.path)) else []
+    p += data.shots_problems(d.get("shots"))
     if d.path is not None and not Path(str(d.path)).exists():
         p.append(f"dataset.path {d.path} does not exist; point dataset.path at the local file or "
                  "set dataset.path=null to use the built-in/hub source")

@@ -87,6 +87,8 @@ class DatasetConfig:
     options: dict = setting(help="extra keyword arguments for pods.data.load_dataset", factory=dict)
     prompt_style: str = setting("instruct", "pods.data.render_prompts style", choices="pods.data:STYLES")
     system_prompt: str | None = setting(None, "null: the style's default", empty_ok=True)
+    shots: list = setting(help="worked examples shown before each question (instruct: earlier user / assistant turns): "
+                               "[{question, completion}]", factory=list)
     rewards: list = setting(help="[{name, weight, unless}] for rewards.combined", factory=list)
     accuracy_reward: str | None = setting(None, "reward whose value > 0 counts as correct (null: the first one)")
     shuffle_seed: int | None = setting(None, "shuffle the kept training prompts with this seed (the paper's MATH: 42); "
@@ -289,6 +291,9 @@ class HeldoutConfig:
                                      why="null: rl.max_completion_tokens")
     seed: int = setting(1234, "draw r samples with seed + 1000 r, the same for every run", low=0, high=SEED_MAX)
     batch_size: int = setting(1024, "prompts per generate call", low=1)
+    format_reward: str | None = setting(None, "also report the format rate: the share of completions this reward "
+                                              "scores > 0 (paper_format: the authors' strict <think>/<answer> "
+                                              "format); null: accuracy only", choices="pods.rewards:REGISTRY")
 
 
 # ----------------------------------------------------------------------------- evaluate-run.py

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pods import plugins
@@ -149,21 +150,42 @@ def reference_completion(example: Example) -> str:
 
 
 
-def prompt_text(example: Example, tokenizer, style: str = "instruct", system_prompt: str | None = None) -> str:
-    """The full prompt string of one example in `style`: `instruct` = optional system prompt + the question
-    as the user turn through `tokenizer.apply_chat_template(..., add_generation_prompt=True)`; `base` (alias
-    `plain`) = the text itself (a system prompt, if given, then a blank line, then the question)."""
+def prompt_text(example: Example, tokenizer, style: str = "instruct", system_prompt: str | None = None,
+                shots=()) -> str:
+    """The full prompt string of one example in `style`: `instruct` = optional system prompt, the `shots` (worked
+    examples {question, completion}) as earlier user / assistant turns, then the question as the user turn, through
+    `tokenizer.apply_chat_template(..., add_generation_prompt=True)`; `base` (alias `plain`) = the text itself (a
+    system prompt, if given, then a blank line, then each shot's question and completion, then the question)."""
     if style not in STYLES:
         raise ValueError(f"unknown prompt style {style!r}; valid: instruct, base (alias plain)")
+    shots = list(shots or ())
     if style == "instruct":
         if not getattr(tokenizer, "chat_template", None):
             raise ValueError("prompt style 'instruct' needs a tokenizer with a chat template; "
                              "this one has none: use style 'base'")
         system = SYSTEM_PROMPT if system_prompt is None else system_prompt
-        messages = ([{"role": "system", "content": system}] if system else []) + [
+        turns = [t for shot in shots for t in ({"role": "user", "content": shot["question"]},
+                                               {"role": "assistant", "content": shot["completion"]})]
+        messages = ([{"role": "system", "content": system}] if system else []) + turns + [
             {"role": "user", "content": example.prompt}]
         return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-    return f"{system_prompt}\n\n{example.prompt}" if system_prompt else example.prompt
+    text = "".join(f"{shot['question']}\n{shot['completion']}\n\n" for shot in shots) + example.prompt
+    return f"{system_prompt}\n\n{text}" if system_prompt else text
+
+
+def shots_problems(shots, where: str = "dataset.shots") -> list[str]:
+    """Problems of a `shots` list: each item a mapping with the strings `question` and `completion`, nothing else."""
+    if shots is None:
+        return []
+    if isinstance(shots, (str, Mapping)) or not isinstance(shots, Sequence):
+        return [f"{where} must be a list of {{question, completion}} worked examples, got {shots!r}"]
+    problems = []
+    for i, shot in enumerate(shots):
+        keys = set(shot) if isinstance(shot, Mapping) else None
+        if keys != {"question", "completion"} or not all(isinstance(shot[k], str) and shot[k].strip() for k in keys):
+            problems.append(f"{where}[{i}] must be {{question: <text>, completion: <text>}} (both non-empty), "
+                            f"got {shot!r}")
+    return problems
 
 
 def meta_columns(examples: list[Example]) -> dict[str, list]:
@@ -194,13 +216,14 @@ def training_set(examples: list[Example], tokenizer, dataset_cfg, max_prompt_tok
     included) gives the same list, so the trainer's PromptStream positions stay valid.
     """
     kept, ids, dropped = render_prompts(examples, tokenizer, style=dataset_cfg.prompt_style,
-                                        system_prompt=dataset_cfg.system_prompt, max_prompt_tokens=max_prompt_tokens)
+                                        system_prompt=dataset_cfg.system_prompt, max_prompt_tokens=max_prompt_tokens,
+                                        shots=dataset_cfg.get("shots"))
     seed = dataset_cfg.get("shuffle_seed")
     return shuffled(kept, seed), shuffled(ids, seed), dropped
 
 
 def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", system_prompt: str | None = None,
-                   max_prompt_tokens: int | None = None):
+                   max_prompt_tokens: int | None = None, shots=()):
     """`(kept_examples, prompt_ids [K][len], n_dropped)`: prompts longer than `max_prompt_tokens`
     tokens are dropped (None: no limit, every example is kept) and the count is logged.
     `system_prompt=None` means the style's default (instruct: SYSTEM_PROMPT; base: none); pass ""
@@ -209,7 +232,7 @@ def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", 
     """
     ids = []
     for ex in examples:
-        text = prompt_text(ex, tokenizer, style, system_prompt)
+        text = prompt_text(ex, tokenizer, style, system_prompt, shots)
         ids.append(list(tokenizer(text, add_special_tokens=(style != "instruct"))["input_ids"]))
     if max_prompt_tokens is None:
         return list(examples), ids, 0

@@ -102,7 +102,7 @@ def complete_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
 def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     """The datasets to evaluate: `eval_cfg.datasets` entries filled with the run's defaults.
 
-    Entry keys: name, split, path, limit, options, prompt_style, system_prompt, reward (the
+    Entry keys: name, split, path, limit, options, prompt_style, system_prompt, shots, reward (the
     verifier, value > 0 = correct; default: the run's accuracy reward for its own dataset unless that is
     the authors' grader (reported as paper_* instead), else the reward its declaration names,
     data.DATASETS[name].reward), format_reward
@@ -113,7 +113,8 @@ def eval_datasets(eval_cfg, run_cfg) -> list[dict]:
     d = run_cfg.dataset
     run_reward = d.get("accuracy_reward") or d.rewards[0]["name"]
     defaults = {"name": d.name, "split": "test", "path": None, "limit": None, "options": dict(d.get("options") or {}),
-                "prompt_style": d.prompt_style, "system_prompt": d.get("system_prompt"), "reward": None,
+                "prompt_style": d.prompt_style, "system_prompt": d.get("system_prompt"), "shots": list(d.get("shots") or []),
+                "reward": None,
                 "format_reward": "format", "key": None, "max_prompt_tokens": eval_cfg.get("max_prompt_tokens")}
     entries = eval_cfg.get("datasets") or [{"name": d.name, "format_reward": None}]
     out = []
@@ -139,7 +140,7 @@ def prepare_dataset(ds: dict, tokenizer, examples=None):
     `examples`: its examples already read by pods.data.load_examples (read here when None)."""
     examples = data.load_examples(ds) if examples is None else examples
     examples, prompts, _ = data.render_prompts(examples, tokenizer, style=ds["prompt_style"],
-                                               system_prompt=ds["system_prompt"],
+                                               system_prompt=ds["system_prompt"], shots=ds.get("shots"),
                                                max_prompt_tokens=ds.get("max_prompt_tokens"))
     if not examples:
         raise ConfigError(f"{ds['key']}: every prompt is longer than max_prompt_tokens={ds['max_prompt_tokens']}")

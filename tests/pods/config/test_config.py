@@ -109,6 +109,8 @@ def test_yaml_has_a_comment_above_every_key():
     (["dataset.prompt_style=chat"], "unknown dataset.prompt_style 'chat'"),
     (["dataset.shuffle_seed=-1"], "dataset.shuffle_seed must be an integer >= 0 or null, got -1"),
     (["model.dtype=int3"], "unknown model.dtype 'int3'"),
+    (["model.cpu_dtype=float16"], "unknown model.cpu_dtype 'float16'; valid: float32, bfloat16"),
+    (["dataset.shots=[{question: Q}]"], "dataset.shots[0] must be {question: <text>, completion: <text>}"),
     (["rl.max_nonfinite_steps=0"], "rl.max_nonfinite_steps must be an integer >= 1"),
     (["rl.save_final=false", "rl.save_strategy=steps", "rl.save_steps=100", "rl.max_steps=50"],
      "rl.save_final=false and no checkpoint falls within the run (rl.save_steps=100 > rl.max_steps=50): the "

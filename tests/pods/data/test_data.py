@@ -447,3 +447,31 @@ def test_a_new_dataset_is_one_declaration(monkeypatch):
                                             "prompt_style": "base", "options": {}}})
     entries = eval_datasets(OmegaConf.create({"datasets": [{"name": "halves"}]}), run_cfg)
     assert entries[0]["reward"] == "gsm8k"
+
+
+SHOT = {"question": "What is 1+1?", "completion": "<think>1+1=2</think><answer>2</answer>"}
+
+
+def test_shots_are_earlier_chat_turns_before_the_question(tok):
+    ex = data.Example("What is 2+2?", "4")
+    text = data.prompt_text(ex, tok, "instruct", "Sys.", [SHOT])
+    assert text == tok.apply_chat_template(
+        [{"role": "system", "content": "Sys."}, {"role": "user", "content": SHOT["question"]},
+         {"role": "assistant", "content": SHOT["completion"]}, {"role": "user", "content": "What is 2+2?"}],
+        tokenize=False, add_generation_prompt=True)
+    assert data.prompt_text(ex, tok, "base", "Sys.", [SHOT]) == f"Sys.\n\n{SHOT['question']}\n{SHOT['completion']}\n\nWhat is 2+2?"
+    _, ids, _ = data.render_prompts([ex], tok, style="instruct", system_prompt="Sys.", shots=[SHOT])
+    assert tok.decode(ids[0]) == text
+    assert data.prompt_text(ex, tok, "instruct", "Sys.", []) == data.prompt_text(ex, tok, "instruct", "Sys.")
+
+
+@pytest.mark.parametrize("shots, message", [
+    ("Q: 1+1 A: 2", "dataset.shots must be a list of {question, completion} worked examples"),
+    ([{"question": "What is 1+1?"}], "dataset.shots[0] must be {question: <text>, completion: <text>}"),
+    ([SHOT, {"question": "Q", "completion": " "}], "dataset.shots[1] must be"),
+    ([SHOT, {"question": "Q", "answer": "2", "completion": "2"}], "dataset.shots[1] must be"),
+])
+def test_bad_shots_are_named(shots, message):
+    problems = data.shots_problems(shots)
+    assert len(problems) == 1 and message in problems[0]
+    assert data.shots_problems([SHOT]) == data.shots_problems(None) == []
