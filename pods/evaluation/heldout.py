@@ -3,8 +3,8 @@
     final_heldout(run_dir)   # {"base": {...}, "checkpoint-500": {...}}; None when the run's `evaluation` is null
 
 Reads the run config's `evaluation` section (HeldoutConfig) and measures sampled pass@1 (mean over
-`draws` samples per problem) and greedy accuracy on the first `size` test problems of the run's
-dataset, with the run's own backend and verifier (pods.evaluation samples and scores), for the run's
+`draws` samples per problem) and greedy accuracy (with `format_reward`: also the format rate of both) on the first
+`size` test problems of the run's dataset, with the run's own backend and verifier (pods.evaluation samples and scores), for the run's
 base model (before RL: the warm-started model in the demo) and its latest complete checkpoint, then
 prints one line with both. Results go to `<run_dir>/heldout.json` with their settings, so a rerun
 measures only what is missing; the run directory is held (pods.run.rundir.lock_run_dir) meanwhile.
@@ -31,36 +31,48 @@ HELDOUT_FILE = "heldout.json"  # {"settings": {...}, "results": {"base" | "check
 def heldout_problems(tokenizer, run_cfg, ev: HeldoutConfig) -> tuple:
     """The first `ev.size` test problems of the run's dataset, prepared for `heldout_accuracy`
     (pods.evaluation.prepare_dataset's tuple: prompts, answers, columns, answer function, ...)."""
-    ds = eval_datasets({"datasets": [{"name": run_cfg.dataset.name, "limit": ev.size, "format_reward": None}]},
-                       run_cfg)[0]
+    entry = {"name": run_cfg.dataset.name, "limit": ev.size, "format_reward": ev.format_reward}
+    ds = eval_datasets({"datasets": [entry]}, run_cfg)[0]
     return prepare_dataset(ds, tokenizer)
 
 
 def heldout_accuracy(generator, problems: tuple, ev: HeldoutConfig, max_tokens: int) -> dict[str, float]:
     """Held-out accuracy of the current policy on `problems` (heldout_problems): sampled pass@1 = mean
-    accuracy over `ev.draws` samples per problem, plus greedy accuracy when `ev.greedy`; `problems`: how
+    accuracy over `ev.draws` samples per problem, plus greedy accuracy when `ev.greedy`; with `ev.format_reward`
+    the format rates too (`sampled_format`, `greedy_format`: share of completions it scores > 0); `problems`: how
     many there were."""
-    prompts, answers, cols, answer_fn, _, _ = problems
+    prompts, answers, cols, answer_fn, format_fn, _ = problems
 
-    def accuracy(temperature: float, seed: int) -> float:
+    def measured(temperature: float, seed: int) -> dict[str, float]:
         s = Sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
         texts, lens = sample_answers(generator, prompts, s, batch_size=ev.batch_size)
-        return score(texts, lens, answers, answer_fn=answer_fn, cols=cols)[0]["ans_acc"]
+        return score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn, cols=cols)[0]
 
-    out = {"sampled_acc": sum(accuracy(ev.temperature, ev.seed + 1000 * r) for r in range(ev.draws)) / ev.draws}
+    draws = [measured(ev.temperature, ev.seed + 1000 * r) for r in range(ev.draws)]
+    out = {"sampled_acc": sum(d["ans_acc"] for d in draws) / ev.draws}
+    if format_fn is not None:
+        out["sampled_format"] = sum(d["for_acc"] for d in draws) / ev.draws
     if ev.greedy:
-        out["greedy_acc"] = accuracy(0.0, ev.seed)
+        greedy = measured(0.0, ev.seed)
+        out["greedy_acc"] = greedy["ans_acc"]
+        if format_fn is not None:
+            out["greedy_format"] = greedy["for_acc"]
     return {**out, "problems": len(prompts)}
 
 
 def before_after_line(run_cfg, ev: HeldoutConfig, before: dict, after: dict, checkpoint: str) -> str:
     """'held-out accuracy on the same 2000 arithmetic test problems, before RL -> after RL (checkpoint-500):
-    sampled pass@1 0.0490 -> 0.1754 (T=1.0, mean of 4 draws), greedy 0.1300 -> 0.3500'."""
+    sampled pass@1 0.0490 -> 0.1754 (T=1.0, mean of 4 draws), greedy 0.1300 -> 0.3500' (with a format reward:
+    '; format rate (paper_format) sampled 0.23 -> 0.61, greedy ...')."""
     line = (f"held-out accuracy on the same {after['problems']} {run_cfg.dataset.name} test problems, before RL "
             f"(the base model) -> after RL ({checkpoint}): sampled pass@1 {before['sampled_acc']:.4f} -> "
             f"{after['sampled_acc']:.4f} (T={ev.temperature}, mean of {ev.draws} draws)")
     if "greedy_acc" in after:
         line += f", greedy {before['greedy_acc']:.4f} -> {after['greedy_acc']:.4f}"
+    if "sampled_format" in after:
+        line += f"; format rate ({ev.format_reward}) sampled {before['sampled_format']:.4f} -> {after['sampled_format']:.4f}"
+        if "greedy_format" in after:
+            line += f", greedy {before['greedy_format']:.4f} -> {after['greedy_format']:.4f}"
     return line
 
 

@@ -55,3 +55,58 @@ def test_train_prints_before_and_after_on_the_same_problems_and_caches_them(tmp_
     cfg.evaluation = None
     OmegaConf.save(cfg, tmp_path / "h" / "config.yaml")
     assert final_heldout(tmp_path / "h") is None
+
+
+class Scripted:
+    """A generator answering prompt i with TEXTS[temperature > 0][i] (no model)."""
+
+    TEXTS = {False: ["<think>\n2 + 2 = 4\n</think>\n<answer>\n4\n</answer>", "It is 7.", "<answer>9</answer>",
+                     "<think>x</think><answer>1</answer>"],
+             True: ["4", "<think>\n3 + 4 = 7\n</think>\n<answer>\n7\n</answer>", "9", "no idea"]}
+
+    def generate(self, prompts, n, sampling):
+        from pods.core.rollouts import Rollouts
+
+        texts = [self.TEXTS[sampling.temperature > 0][p[0]] for p in prompts for _ in range(n)]
+        return Rollouts(prompt_ids=prompts, completion_ids=[[1]] * len(texts), texts=texts, n=n)
+
+
+def problems(format_reward):
+    from pods import rewards
+
+    fmt = rewards.get(format_reward) if format_reward else None
+    return [[0], [1], [2], [3]], ["4", "7", "9", "2"], {}, rewards.get("paper_answer"), fmt, ["q"] * 4
+
+
+def test_heldout_reports_the_format_rate_of_the_paper_format_reward():
+    from pods.config.schema import HeldoutConfig
+    from pods.evaluation.heldout import heldout_accuracy
+
+    ev = HeldoutConfig(size=4, draws=1, batch_size=3, format_reward="paper_format")
+    got = heldout_accuracy(Scripted(), problems("paper_format"), ev, max_tokens=8)
+    # sampled: 4, 7 (formatted), 9 correct, "no idea" not; greedy: 4, 7, 9 correct, only the first two formatted
+    assert got == {"sampled_acc": 0.75, "sampled_format": 0.25, "greedy_acc": 0.75, "greedy_format": 0.5,
+                   "problems": 4}
+    plain = heldout_accuracy(Scripted(), problems(None), HeldoutConfig(size=4, draws=1, greedy=False), max_tokens=8)
+    assert plain == {"sampled_acc": 0.75, "problems": 4}  # no format_reward: accuracy only, as before
+
+
+def test_the_before_after_line_names_the_format_rates():
+    from pods.config.schema import HeldoutConfig
+    from pods.evaluation.heldout import before_after_line
+
+    run = OmegaConf.create({"dataset": {"name": "word_problems"}})
+    ev = HeldoutConfig(draws=1, temperature=0.9, format_reward="paper_format")
+    before = {"sampled_acc": 0.02, "greedy_acc": 0.1, "sampled_format": 0.25, "greedy_format": 0.5, "problems": 100}
+    after = {"sampled_acc": 0.05, "greedy_acc": 0.12, "sampled_format": 0.6, "greedy_format": 0.75, "problems": 100}
+    line = before_after_line(run, ev, before, after, "checkpoint-30")
+    assert line.endswith("greedy 0.1000 -> 0.1200; format rate (paper_format) sampled 0.2500 -> 0.6000, "
+                         "greedy 0.5000 -> 0.7500")
+
+
+def test_an_unknown_format_reward_is_refused():
+    from pods.config.checks import heldout_problems
+
+    found = heldout_problems(OmegaConf.create({"format_reward": "paper_fromat"}))
+    assert len(found) == 1 and "unknown evaluation.format_reward 'paper_fromat'; valid: " in found[0]
+    assert heldout_problems(OmegaConf.create({"format_reward": None, "size": 5})) == []
