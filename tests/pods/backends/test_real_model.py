@@ -29,8 +29,8 @@ QUESTION = "Mia has 12 apples. She buys 5 more apples. How many apples does Mia 
 
 
 @pytest.fixture(scope="module")
-def cfg():
-    return compose_cfg(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16"])
+def cfg():  # float32: the exactness checks below (left padding = unpadded) need it; bfloat16 has its own test
+    return compose_cfg(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16", "model.cpu_dtype=float32"])
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +59,12 @@ def test_chat_template_and_generation_prompt(policy, cfg):
     start = tok.convert_tokens_to_ids("<|im_start|>")
     assert ids[0][0] == start and ids[0].count(start) == 3  # no second BOS: the template has the markers
     assert tok.decode(ids[0]) == text
+    shots = cfg.dataset.shots  # the preset's worked example: an earlier user / assistant turn
+    with_shot = data.prompt_text(ex, tok, "instruct", cfg.dataset.system_prompt, shots)
+    assert with_shot == (f"<|im_start|>system\n{data.PAPER_SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\n"
+                         f"{shots[0].question}<|im_end|>\n<|im_start|>assistant\n{shots[0].completion}<|im_end|>\n"
+                         f"<|im_start|>user\n{QUESTION}<|im_end|>\n<|im_start|>assistant\n")
+    assert paper.paper_format_ok(shots[0].completion) and paper.paper_correct(shots[0].completion, "13")
 
 
 def test_eos_stop_and_left_padding(policy):
@@ -123,6 +129,23 @@ def test_lora_on_a_llama_model(cfg):
     after, _ = policy.token_logprobs([prompt], [completion])
     assert float(after.detach().sum()) > float(before.detach().sum()) + 0.01
     torch.testing.assert_close(policy.token_logprobs([prompt], [completion], reference=True)[0], ref)
+
+
+def test_bfloat16_log_probs_stay_close_to_float32(policy, cfg):
+    # model.cpu_dtype=bfloat16 (the preset's): the same tokens scored by a bfloat16 copy of the same policy
+    bf16 = load_policy(compose_cfg(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16"]))
+    assert bf16.precision.compute == torch.bfloat16 and policy.precision.compute == torch.float32
+    bf16.model.load_state_dict({k: v for k, v in policy.model.state_dict().items() if "lora_" in k}, strict=False)
+    _, prompts, _ = data.render_prompts([data.Example(QUESTION, "17", {})], policy.tokenizer, "instruct",
+                                        cfg.dataset.system_prompt, shots=cfg.dataset.shots)
+    ro = HFGenerator(policy).generate(prompts, 8, Sampling(max_tokens=48, temperature=0.9, seed=2))
+    flat = prompts * 8
+    with torch.no_grad():
+        a, mask = policy.token_logprobs(flat, ro.completion_ids, temperature=0.9)
+        b, _ = bf16.token_logprobs(flat, ro.completion_ids, temperature=0.9)
+    diff = (a - b).abs()[mask.bool()]
+    # measured: 0.028 nats per token on average, 0.26 at most (benchmarks/real_cpu_step.py --dtypes)
+    assert diff.mean() < 0.08 and diff.max() < 1.0
 
 
 FAST = ["experiment=real_cpu", "rl.n=4", "rl.m=2", "rl.prompts_per_step=1", "rl.micro_batch_size=2",
