@@ -81,6 +81,7 @@ def _settings(run_cfg, ev: HeldoutConfig) -> dict:
     d = OmegaConf.to_container(run_cfg.dataset, resolve=True)
     return {"evaluation": dataclasses.asdict(ev), "model": str(run_cfg.model.name),
             "dataset": d["name"], "options": d.get("options") or {}, "prompt_style": d.get("prompt_style"),
+            "shots": d.get("shots") or [],
             "max_completion_tokens": run_cfg.rl.max_completion_tokens}
 
 

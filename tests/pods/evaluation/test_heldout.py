@@ -110,3 +110,14 @@ def test_an_unknown_format_reward_is_refused():
     found = heldout_problems(OmegaConf.create({"format_reward": "paper_fromat"}))
     assert len(found) == 1 and "unknown evaluation.format_reward 'paper_fromat'; valid: " in found[0]
     assert heldout_problems(OmegaConf.create({"format_reward": None, "size": 5})) == []
+
+
+def test_cached_results_are_keyed_by_the_shots_too():
+    from pods.config.schema import HeldoutConfig
+    from pods.evaluation.heldout import _settings
+
+    run = OmegaConf.create({"model": {"name": "m"}, "rl": {"max_completion_tokens": 8},
+                            "dataset": {"name": "word_problems", "options": {}, "prompt_style": "instruct", "shots": []}})
+    plain = _settings(run, HeldoutConfig())
+    run.dataset.shots = [{"question": "Q", "completion": "A"}]
+    assert _settings(run, HeldoutConfig()) != plain  # other prompts: measured again, not read from heldout.json
