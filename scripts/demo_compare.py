@@ -20,14 +20,16 @@ dynamic sampling (grpo-ds, pods-ds), 10 seeds each.
    of final seed means between arms (PAIRS) with the same kind of interval.
 Everything lands in --out (default checkpoints/demo-compare/): runs, demo_compare.png, summary.json.
 Rerunning continues: finished trainings and evaluations are skipped (train.py and evaluate-run.py resume).
+This is the per-step view at a fixed number of steps; scripts/leaderboard.py compares arms on one token budget
+and shares its runner and evaluation (pods.evaluation.leaderboard).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -35,7 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pods.errors import PodsError, ResultsError
+from pods.errors import ResultsError
+from pods.evaluation import leaderboard
+from pods.evaluation.leaderboard import TIERS, Tier
 from pods.io import atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,13 +76,14 @@ def train_command(args, method: str, seed: int, model_dir: Path) -> list[str]:
             f"output_root={args.out}", f"run_name={run_name(method, seed)}"]
 
 
+def eval_tier(args) -> Tier:
+    """The leaderboard's CPU tier with this comparison's held-out size and draws (the same evaluation)."""
+    return dataclasses.replace(TIERS["cpu"], eval_size=args.eval_size, draws=args.draws)
+
+
 def eval_overrides(args, run_dir: Path, greedy: bool) -> list[str]:
     """config/evaluate.yaml overrides of the sampled (eval_results.json) or greedy (eval_greedy.json) sweep."""
-    ov = [f"run_dir={run_dir}", "max_tokens=6", "seed=1234", "batch_size=2000", "base=true", "examples=3",
-          "paper_grader=null", f"datasets=[{{name:arithmetic,limit:{args.eval_size},format_reward:null}}]"]
-    if greedy:
-        return ov + ["temperature=0", "repeats=1", f"output={run_dir / METRICS['greedy'][0]}"]
-    return ov + ["temperature=1.0", f"repeats={args.draws}"]
+    return leaderboard.eval_overrides(eval_tier(args), run_dir, greedy)
 
 
 def eval_command(args, run_dir: Path) -> list[str]:
@@ -88,30 +93,12 @@ def eval_command(args, run_dir: Path) -> list[str]:
 
 
 def evaluate_both(args, run_dir: Path) -> None:
-    from hydra import compose, initialize_config_dir
-
-    from pods.evaluation import evaluate_run
-
-    for greedy in (False, True):
-        with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-            cfg = compose(config_name="evaluate", overrides=eval_overrides(args, run_dir, greedy))
-        evaluate_run(run_dir, cfg)
+    leaderboard.evaluate_both(run_dir, eval_tier(args))
 
 
 def run_logged(cmd: list[str], log: Path) -> dict:
     """Run cmd with one torch thread; return wall and CPU seconds (os.wait4 of this child only)."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TOKENIZERS_PARALLELISM="false",
-               HF_HUB_OFFLINE="1", WANDB_MODE="disabled", PYTHONUNBUFFERED="1")
-    t0 = time.time()
-    with open(log, "a") as f:
-        f.write(f"$ {' '.join(cmd)}\n")
-        f.flush()
-        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise PodsError(f"command failed ({p.returncode}), see {log}: {' '.join(cmd)}")
-    return {"wall_seconds": time.time() - t0, "cpu_seconds": usage.ru_utime + usage.ru_stime}
+    return leaderboard.run_logged(cmd, log, threads=1, cwd=ROOT)
 
 
 def do_run(args, method: str, seed: int, model_dir: Path, lock: threading.Lock, timings: dict) -> None:

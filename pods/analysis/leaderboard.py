@@ -80,7 +80,7 @@ def summarize(traces: dict[str, list[Trace]], grid: np.ndarray, labels: dict[str
             if a != baseline:
                 e["diff"] = paired_difference(cur[m][:, -1], base[m][:, -1], n_boot=n_boot, seed=seed)
                 e["ratio"] = paired_interval(lambda x, y: reach_ratio(grid, x, y), cur[m], base[m], n_boot=n_boot,
-                                             seed=seed)
+                                             seed=seed, low=0.0)
                 e["verdict"] = _verdict(e["diff"], e["ratio"])
                 # the classic views: the same crossing on the steps and the training-seconds axes (point estimates)
                 for view in ("steps", "seconds"):

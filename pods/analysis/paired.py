@@ -60,10 +60,19 @@ def paired_difference(a, b, *, n_boot: int = 2000, seed: int = 0) -> dict:
     return {"estimate": estimate, "ci95": _bounds(estimate, se, t), "se": se}
 
 
-def paired_interval(stat: Callable[..., float | None], *arrays, n_boot: int = 2000, seed: int = 0) -> dict:
+def paired_interval(stat: Callable[..., float | None], *arrays, n_boot: int = 2000, seed: int = 0,
+                    low: float | None = None) -> dict:
     """`stat(*arrays)` (each array [S, ...], seed first) with its studentized 95 % interval: seeds resampled
     jointly for all arrays, se and every se* by the jackknife over seeds -> {"estimate", "ci95", "se", "dropped"}
-    (dropped: the share of resamples without a finite t*)."""
+    (dropped: the share of resamples without a finite t*); `low`: the statistic's floor (a ratio's 0), the
+    interval clipped to it."""
+    out = _paired_interval(stat, arrays, n_boot, seed)
+    if low is not None and out["ci95"] is not None:
+        out["ci95"] = [max(low, b) for b in out["ci95"]]
+    return out
+
+
+def _paired_interval(stat, arrays, n_boot: int, seed: int) -> dict:
     arrays = [np.asarray(x, dtype=float) for x in arrays]
     s = len(arrays[0])
     if any(len(x) != s for x in arrays):

@@ -81,7 +81,7 @@ class Tier:
 TIERS = {
     # GRPO 16/16 spends ~1,290 x (1 + w) = 3,500 per demo step: 1.2 M is about its 340 steps
     "cpu": Tier("cpu", ("experiment=demo",), budget=1.2e6, points=10, seeds=5, weight=W_CPU, dataset="arithmetic",
-                eval_size=2000, draws=2, max_tokens=6, cuda=False),
+                eval_size=1000, draws=2, max_tokens=6, cuda=False),
     # the paper's 6 h of GRPO 16/16 on an L40S: ~2,900 steps x 16 completions x ~250 tokens x (1 + w)
     "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=36e6, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
                 eval_size=None, draws=1, max_tokens=512, cuda=True, gpu="L40S"),

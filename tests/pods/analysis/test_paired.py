@@ -63,3 +63,10 @@ def test_two_or_three_seeds_get_the_student_t_interval():
     generic = paired_interval(lambda x, y: float(x.mean() - y.mean()), a, b)
     assert generic["ci95"] == pytest.approx([d.mean() - half, d.mean() + half], abs=1e-6)
     assert paired_difference(a[:2], b[:2])["ci95"][0] < 0  # 2 seeds: t_{0.975, 1} = 12.7, wide
+
+
+def test_a_ratio_interval_is_clipped_at_its_floor():
+    x = np.array([[1.0], [3.0], [0.2]])
+    wide = paired_interval(lambda v: float(v.mean()), x)
+    assert wide["ci95"][0] < 0  # Student t with 2 degrees of freedom reaches below 0
+    assert paired_interval(lambda v: float(v.mean()), x, low=0.0)["ci95"] == [0.0, wide["ci95"][1]]

@@ -73,3 +73,22 @@ def test_bad_input_is_exit_2_before_anything_is_written(tmp_path, capsys, argv, 
     out = tmp_path / "board"
     assert main([*argv, "--out", str(out)], prog="pods leaderboard") == 2
     assert message in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.slow
+def test_a_tiny_leaderboard_end_to_end_and_a_rerun_trains_nothing(tmp_path, capsys):
+    out = tmp_path / "lb"
+    argv = ["--arms", "grpo", "random", "--seeds", "2", "--budget", "20000", "--points", "2", "--out", str(out),
+            "--bootstrap", "100", "-j", "2"]
+    assert main(argv, prog="pods leaderboard") == 0
+    s = json.loads((out / "summary.json").read_text())
+    assert list(s["arms"]) == ["grpo", "random"] and s["grid"] == [0.0, 10000.0, 20000.0]
+    assert s["arms"]["random"]["sampled"]["diff"]["ci95"] is not None and s["weight_measured"]["grpo"] > 0
+    assert (out / "results" / "random-greedy-Run1.json").is_file() and (out / "leaderboard.png").is_file()
+    assert "| random 64->16 (control) |" in (out / "leaderboard.md").read_text()
+    saved = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/checkpoint-*")}
+    assert len(saved) >= 2 * 2 * 2  # 2 arms x 2 seeds x 2 budget points
+    capsys.readouterr()
+    assert main(argv, prog="pods leaderboard") == 0  # a rerun: every run is trained and evaluated
+    assert "] train " not in capsys.readouterr().out
+    assert {p: p.stat().st_mtime_ns for p in out.glob("runs/*/checkpoint-*")} == saved
