@@ -4,8 +4,8 @@ converted by pods.backends.gguf, served by a vLLM CPU engine (the vLLM tier: bas
 Skipped where vllm is not the importable CPU build or the package is not installed (the tier's venv installs it
 with --no-deps). The first use converts the GGUF (about a minute; then cached). The engine serves the base model
 (no adapter handed over yet: the LoRA's B starts at zero, so the policy is the base model) and its greedy
-completions equal transformers'. Not here: serving with the LoRA adapter on this 30-layer model, which did not
-finish 2 x 24 greedy tokens in 6 minutes on the loaded 2-core machine (docs/real-model.md); the tiny model's
+completions equal transformers'. Not here: serving with the LoRA adapter on this 30-layer model, correct but
+several times slower on CPU (62 s for 2 x 8 greedy tokens at load 2; docs/real-model.md); the tiny model's
 LoRA hand-over is tests/pods/backends/test_vllm.py.
 """
 
