@@ -79,8 +79,10 @@ class Tier:
 
 
 TIERS = {
-    # GRPO 16/16 spends ~1,290 x (1 + w) = 3,500 per demo step: 1.2 M is about its 340 steps
-    "cpu": Tier("cpu", ("experiment=demo",), budget=1.2e6, points=10, seeds=5, weight=W_CPU, dataset="arithmetic",
+    # GRPO 16/16 spends ~1,290 x (1 + w) = 3,500 per demo step: 1.2 M is about its 340 steps. The first 1,024
+    # training problems only, for every arm: the runs meet each prompt again (GRPO: ~5 epochs), as on GSM8K,
+    # so a history-based prompt rule (GRESO) has histories to act on
+    "cpu": Tier("cpu", ("experiment=demo", "dataset.limit=1024"), budget=1.2e6, points=10, seeds=5, weight=W_CPU, dataset="arithmetic",
                 eval_size=1000, draws=2, max_tokens=6, cuda=False),
     # the paper's 6 h of GRPO 16/16 on an L40S: ~2,900 steps x 16 completions x ~250 tokens x (1 + w)
     "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=36e6, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
