@@ -134,22 +134,9 @@ def train_all(args) -> None:
     model_dir = ensure_warmstart(cfg.warmstart).resolve()
     print(f"warm start: {model_dir}\n{(model_dir / 'warmstart.json').read_text()[:400]}", flush=True)
     jobs = [(meth, s) for s in args.seeds for meth in args.methods]
-    lock, timings, errors = threading.Lock(), {}, []
-
-    def worker():
-        while True:
-            with lock:
-                if not jobs:
-                    return
-                meth, s = jobs.pop(0)
-            try:
-                do_run(args, meth, s, model_dir, lock, timings)
-            except Exception as e:  # keep the other runs going; report at the end
-                errors.append(f"{meth} seed {s}: {e}")
-
-    threads = [threading.Thread(target=worker) for _ in range(args.parallel)]
-    [t.start() for t in threads]
-    [t.join() for t in threads]
+    lock, timings = threading.Lock(), {}
+    errors = leaderboard.run_jobs(jobs, lambda meth, s: do_run(args, meth, s, model_dir, lock, timings), args.parallel,
+                                  catch=Exception)
     if errors:
         raise SystemExit("failed runs:\n  " + "\n  ".join(errors))
 

@@ -133,11 +133,11 @@ def run_dir(out: Path, arm: str, seed: int) -> Path:
 
 def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
     """Every arm x seed: train (skipped when at the budget, else train.py resumes), then evaluate. -j at a time."""
-    from pods.evaluation.leaderboard import evaluated, run_logged, train_overrides, trained
+    from pods.evaluation.leaderboard import evaluated, run_jobs, run_logged, train_overrides, trained
 
     jobs = [(a, s) for s in range(tier.seeds) for a in arms]
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
-    lock, timings, errors = threading.Lock(), {}, []
+    lock, timings = threading.Lock(), {}
 
     def one(arm: str, seed: int) -> None:  # one child process trains (or resumes) and evaluates: one start-up
         rdir, log = run_dir(args.out, arm, seed), args.out / "logs" / f"{arm}-seed{seed}.log"
@@ -152,21 +152,8 @@ def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
         with lock:
             timings[f"{arm}-seed{seed}"] = t
 
-    def worker():
-        while True:
-            with lock:
-                if not jobs:
-                    return
-                arm, seed = jobs.pop(0)
-            try:
-                one(arm, seed)
-            except PodsError as e:  # keep the other runs going; report at the end
-                errors.append(f"{arm} seed {seed}: {e}")
-
     (args.out / "logs").mkdir(parents=True, exist_ok=True)
-    pool = [threading.Thread(target=worker) for _ in range(args.jobs)]
-    [t.start() for t in pool]
-    [t.join() for t in pool]
+    errors = run_jobs(jobs, one, args.jobs)
     if errors:
         raise PodsError("failed runs (rerun the same command: finished runs are skipped, the rest resume):\n  "
                         + "\n  ".join(errors))

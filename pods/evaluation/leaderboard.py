@@ -19,9 +19,11 @@ import difflib
 import json
 import os
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from pods.config.checks import validate
 from pods.config.files import CONFIG_DIR
@@ -180,6 +182,29 @@ def evaluated(run_dir: Path) -> bool:
         except (OSError, ValueError):
             return False
     return True
+
+
+def run_jobs(jobs: list[tuple[str, int]], do: Callable, workers: int,
+             catch: type[BaseException] = PodsError) -> list[str]:
+    """do(name, seed) for every job, `workers` threads at a time; a job that raises `catch` does not stop the
+    others. Returns "<name> seed <seed>: <error>" for each failed job."""
+    pending, lock, errors = list(jobs), threading.Lock(), []
+
+    def worker():
+        while True:
+            with lock:
+                if not pending:
+                    return
+                name, seed = pending.pop(0)
+            try:
+                do(name, seed)
+            except catch as e:  # keep the other runs going; reported at the end
+                errors.append(f"{name} seed {seed}: {e}")
+
+    pool = [threading.Thread(target=worker) for _ in range(workers)]
+    [t.start() for t in pool]
+    [t.join() for t in pool]
+    return errors
 
 
 def run_logged(cmd: list[str], log: Path, *, threads: int = 1, cwd: Path | None = None) -> dict:
