@@ -483,6 +483,8 @@ CASES = [
      ["below one step of arm pods", "raise --budget or lower --points"]),
     ("leaderboard-one-seed", "scripts/leaderboard.py", ["--seeds", "1", "--out", "{d}/lb-out"],
      ["--seeds 1: intervals over seeds need at least 2 seeds"]),
+    ("leaderboard-weight-zero", "scripts/leaderboard.py", ["--weight", "0", "--out", "{d}/lb-out"],
+     ["--weight 0: w must be positive", "pods gpu-check --config ... --random-weights"]),
     # ---- scripts/train_trl.py presets
     ("trl-missing-preset", "scripts/train_trl.py", ["--preset", "{d}/presets/none.yaml"],
      ["preset {d}/presets/none.yaml does not exist"]),

@@ -3,7 +3,6 @@
     tr = read_trace(run_dir, weight=2.0, files={"sampled": "eval_results.json", "greedy": "eval_greedy.json"})
     tr.cost, tr.steps, tr.seconds, tr.acc["sampled"]    # [C] each: base (cost 0) first, then every checkpoint
     grid_values(tr, grid)                                # {"sampled": [K], ..., "steps": [K], "seconds": [K]}
-    w = measure_weight([rows, ...])                      # update s per trained token / generation s per generated
     write_authors_layout(results_dir, "pods", 3, run_dir, tr, files)   # pods-sampled-Run3.json, base-sampled.json
 
 Contract: a checkpoint's cost is pods.core.cost.spent of its step's metrics.jsonl row; accuracy between
@@ -106,20 +105,6 @@ def zero_signal(run_dir: Path) -> dict[str, float]:
     trained = rec.trained & gen
     return {"generated": float(np.mean(~spread[gen])) if gen.any() else float("nan"),
             "trained": float(np.mean(~kept_spread[trained])) if trained.any() else float("nan")}
-
-
-def measure_weight(runs: list[dict[int, dict]]) -> float:
-    """w of the cost model from runs' metrics rows: the median update seconds per trained token over the
-    median generation seconds per generated token (steps of every run pooled)."""
-    gen, upd = [], []
-    for rows in runs:
-        for r in rows.values():
-            if r.get("cost/tokens_generated") and r.get("cost/tokens_trained") and "time/update" in r:
-                gen.append(r["time/generation"] / r["cost/tokens_generated"])
-                upd.append(r["time/update"] / r["cost/tokens_trained"])
-    if not gen:
-        raise ResultsError("no metrics rows with time/generation, time/update and the cost ledger to measure w from")
-    return float(np.median(upd) / np.median(gen))
 
 
 def write_authors_layout(results: Path, arm: str, k: int, run_dir: Path, tr: Trace, files: dict[str, str],

@@ -79,12 +79,16 @@ def print_random(row: dict) -> None:
     print(f"{row['device']}: {row['params'] / 1e9:.2f} B parameters (random), prompts {row['prompt_tokens']} + "
           f"completions {row['completion_tokens']} tokens, {row['steps']} steps (means over steps 2..)")
     print("  seconds per step: " + ", ".join(f"{k} {v:.2f}" for k, v in s.items()))
-    print(f"  tokens per second: generated {t['generated']:,.0f}, trained {t['trained']:,.0f}")
+    print(f"  tokens per second: generated {t['generated']:,.0f}, trained {t['trained']:,.0f} (prompt + completion)")
+    print(f"  cost weight w = {row['cost_weight']:.3g}: a trained completion token costs {row['cost_weight']:.3g} "
+          "generated ones here (`pods leaderboard --weight`, docs/leaderboard.md)")
     print(f"memory estimate ({m['card_gib']:.2f} GiB card):\n{row['estimate_table']}\n  generation: "
           f"{row['generation_plan']}")
     for name in ("weights", "trainable", "peak_allocated", "peak_reserved"):
         if name in m:
             print(f"  {name:<15} measured {m[name]['measured_gib']:7.2f} GiB, estimated {m[name]['estimate_gib']:7.2f} GiB")
+    if m.get("reserved_before_gib"):
+        print(f"  reserved before the run {m['reserved_before_gib']:.2f} GiB (part of the peak reserved)")
     if "peak_rss_gib" in m:
         print(f"  peak RSS {m['peak_rss_gib']:.2f} GiB (CPU: the GPU terms are not measured here)")
 

@@ -41,6 +41,9 @@ def parse(argv, prog: str) -> argparse.Namespace:
     p.add_argument("--seeds", type=int, default=None, help="seeds per arm, 0..N-1 (default: the tier's; at least 2)")
     p.add_argument("--budget", type=float, default=None, help="tokens generated + w x tokens trained per run")
     p.add_argument("--points", type=int, default=None, help="budget points (checkpoints, evaluations) per run")
+    p.add_argument("--weight", type=float, default=None, metavar="W",
+                   help="w, what a trained token costs in generated tokens (default: the tier's; `pods gpu-check "
+                        "--config ... --random-weights` measures it on your GPU and backend)")
     p.add_argument("--out", type=Path, default=None, help="default: checkpoints/leaderboard-<tier>")
     p.add_argument("--dry-run", action="store_true", help="print each arm's plan (and memory preflight); run nothing")
     p.add_argument("-j", "--jobs", type=int, default=2, help="runs at once; the CPU threads are split between them")
@@ -52,18 +55,22 @@ def parse(argv, prog: str) -> argparse.Namespace:
 
 
 def tier_of(args):
-    """The tier with --quick / --seeds / --budget / --points applied; ConfigError for impossible values."""
+    """The tier with --quick / --seeds / --budget / --points / --weight applied; ConfigError for impossible values."""
     import dataclasses
 
     from pods.evaluation.leaderboard import TIERS
 
     tier = TIERS[args.tier].quick() if args.quick else TIERS[args.tier]
-    changes = {k: v for k, v in (("seeds", args.seeds), ("budget", args.budget), ("points", args.points)) if v is not None}
+    given = (("seeds", args.seeds), ("budget", args.budget), ("points", args.points), ("weight", args.weight))
+    changes = {k: v for k, v in given if v is not None}
     tier = dataclasses.replace(tier, **changes)
     if tier.seeds < 2:
         raise ConfigError(f"--seeds {tier.seeds}: intervals over seeds need at least 2 seeds (the protocol: 5)")
     if tier.points < 1 or not tier.budget > 0:
         raise ConfigError(f"--budget {tier.budget:g} / --points {tier.points}: both must be positive")
+    if not tier.weight > 0:
+        raise ConfigError(f"--weight {tier.weight:g}: w must be positive (a trained token costs something); "
+                          "`pods gpu-check --config ... --random-weights` prints it for a GPU")
     if args.jobs < 1:
         raise ConfigError(f"-j {args.jobs}: at least one run at a time")
     return tier
@@ -163,7 +170,8 @@ def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
 def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     """Read every run, compute the leaderboard, then write the results layout, table, figure and summary."""
     from pods.analysis.leaderboard import budget_grid, draw, markdown, summarize
-    from pods.analysis.traces import measure_weight, metrics_rows, read_trace, write_authors_layout
+    from pods.analysis.traces import metrics_rows, read_trace, write_authors_layout
+    from pods.core.cost import measure_weight
     files = {"sampled": "eval_results.json", "greedy": "eval_greedy.json"}
     seeds = list(range(tier.seeds))
     traces = {a: [read_trace(run_dir(args.out, a, s), tier.weight, files, tier.dataset) for s in seeds] for a in arms}
@@ -182,7 +190,7 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     atomic_write_json(args.out / "summary.json", s)
     atomic_write_text(args.out / "leaderboard.md", table)
     print(table)
-    print(f"w measured in these runs (median update s per trained token / generation s per generated token): "
+    print("w measured in these runs (median update s per trained token / generation s per generated token): "
           + ", ".join(f"{a} {w:.2f}" for a, w in measured.items()) + f"; used: {tier.weight:g}")
     return s
 

@@ -3,6 +3,7 @@
     r = run_random(["experiment=gsm8k_main"], out_dir=Path("checkpoints/gpu-check"), steps=3)
     r["seconds"], r["tokens_per_second"]      # per phase (mean over steps after the first), generated / trained
     r["memory"]                               # measured terms beside the preflight's estimate of the same terms
+    r["cost_weight"]                          # w: a trained token's seconds over a generated token's (leaderboard)
 
 The model is built from `model.architecture` (config/model/*.yaml: layers, hidden, intermediate, heads, kv heads,
 vocab, tied embeddings) with random weights, saved once per architecture under out_dir/models/ and loaded by the
@@ -25,6 +26,7 @@ import torch
 
 from pods.backends import memory as mem
 from pods.backends.checks import driver_version, model_architecture
+from pods.core.cost import measure_weight
 from pods.run import trainer
 from pods.run.gpucheck import PHASES, compose, like_with_like, peak_memory
 from pods.run.metrics import read_metrics
@@ -81,6 +83,8 @@ def random_model(arch: mem.Architecture, root: Path, dtype: torch.dtype = torch.
     model.save_pretrained(path)
     standin_tokenizer(arch.vocab).save_pretrained(path)
     del model
+    if device == "cuda":  # give the build's blocks back: the step's memory must be measured like a real run's
+        torch.cuda.empty_cache()
     (path / "done").write_text("")  # a build cut short is rebuilt
     return path
 
@@ -166,6 +170,7 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
     est = mem.estimate(arch, mem.workload(cfg), total_gib=total)
     if cuda:
         torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_reserved() / mem.GIB if cuda else None  # held by this process before the run: ~0
     probe = StepMemory()
     rows = read_metrics(trainer.train(cfg, on_step=probe))
     later = rows[1:] or rows  # the first step pays for compilation, warm-up and allocator growth
@@ -179,7 +184,9 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
             "seconds": seconds,
             "tokens_per_second": {"generated": generated / max(seconds["generation"], 1e-9),
                                   "trained": trained / max(seconds["update"], 1e-9)},
-            "memory": memory_report(est, probe, total), "estimate_table": est.table(),
+            "cost_weight": measure_weight([{r["step"]: r for r in later}]),
+            "memory": {**memory_report(est, probe, total), "reserved_before_gib": before},
+            "estimate_table": est.table(),
             "generation_plan": est.generation}
 
 

@@ -9,9 +9,10 @@ import torch
 
 from pods.analysis.leaderboard import budget_grid, draw, markdown, reach_ratio, summarize
 from pods.analysis.loaders import load_paper_file
-from pods.analysis.traces import grid_values, measure_weight, metrics_rows, read_trace, write_authors_layout, zero_signal
+from pods.analysis.traces import grid_values, metrics_rows, read_trace, write_authors_layout, zero_signal
 from pods.commands.speedup import main as speedup_main
 from pods.core import ledger as fmt
+from pods.core.cost import measure_weight
 from pods.errors import ResultsError
 from pods.run.ledger import Ledger
 

@@ -26,6 +26,15 @@ def test_gpu_dry_run_prints_every_arms_plan_budget_and_memory_and_writes_nothing
     assert not out.exists()
 
 
+def test_a_measured_weight_replaces_the_tiers_in_the_plan_and_every_runs_overrides(tmp_path, capsys):
+    # w = 0.21: the hf backend's step on an H100 (docs/gpu.md), where generation is most of the step
+    assert main(["--tier", "gpu", "--dry-run", "--weight", "0.21", "--arms", "grpo", "pods", "--out",
+                 str(tmp_path / "b")], prog="pods leaderboard") == 0
+    text = capsys.readouterr().out
+    assert "(tokens generated + 0.21 x tokens trained)" in text and "rl.token_budget_weight=0.21" in text
+    assert "at least 3632 steps" in text  # GRPO 16/16: 3.6e7 / (512 x (16 + 0.21 x 16))
+
+
 def test_every_arm_gets_the_same_budget_seed_and_warm_start():
     tier = TIERS["cpu"]
     cmds = {a: train_overrides(tier, arm, 3, Path("/o"), Path("/w"), f"{a}-seed3") for a, arm in ARMS.items()}

@@ -58,6 +58,10 @@ def test_a_random_weight_step_runs_offline_at_forced_lengths_and_reports_every_p
     assert set(r["seconds"]) == {"generation", "scoring", "update", "weight_sync", "step"}
     assert all(v >= 0 for v in r["seconds"].values()) and r["seconds"]["step"] > 0
     assert r["tokens_per_second"]["generated"] > 0 and r["tokens_per_second"]["trained"] > 0
+    # w of the leaderboard from the step after the first: its update and generation seconds per completion token
+    row = [json.loads(line) for line in (tmp_path / "random-weights" / "metrics.jsonl").read_text().splitlines()][-1]
+    per_trained = row["time/update"] / row["cost/tokens_trained"]
+    assert r["cost_weight"] == pytest.approx(per_trained / (row["time/generation"] / row["cost/tokens_generated"]))
     m = r["memory"]  # float32 on the CPU: the tensors are exactly what the estimate counts
     arch = mem.Architecture(**r["architecture"])
     assert m["trainable"]["measured_gib"] == pytest.approx(4 * arch.lora_params(4, mem.LINEARS) / mem.GIB)
