@@ -1,13 +1,13 @@
 """The leaderboard's statistics, table and figure: arms on one budget grid, paired with the baseline by seed.
 
     grid = budget_grid(budget=2e6, points=10)                   # [K + 1]: 0, b/K, ..., b
-    s = summarize({"grpo": [tr0, tr1, ...], "pods": [...]}, grid, labels, baseline="grpo", n_boot=2000)
+    s = summarize({"grpo": [tr0, tr1, ...], "pods": [...]}, grid, labels, baseline="grpo", seeds=[0, 1, ...])
     print(markdown(s)); draw(s, out_dir)                        # the table; leaderboard.png / .pdf
 
 Contract: traces (pods.analysis.traces.Trace) of every arm list the SAME seeds in the same order (the
 pairing). Per metric (sampled, greedy): the final seed mean; the paired difference to the baseline's final
 (pods.analysis.paired.paired_difference); the budget ratio = baseline's budget to reach its own final seed mean
-over the arm's (linear between budget points; 0 = never within the budget) with its paired studentized interval;
+over the arm's (linear between budget points; 0 = never within the budget) with its paired jackknife t interval;
 "not separable" where an interval covers 1 (ratio) or 0 (difference). Also the classic views (steps, training
 seconds) and the zero-signal shares. A run that has not reached the budget yet is a ResultsError.
 """
@@ -59,7 +59,7 @@ def _verdict(diff: dict, ratio: dict) -> str:
 
 
 def summarize(traces: dict[str, list[Trace]], grid: np.ndarray, labels: dict[str, str], *, baseline: str = "grpo",
-              seeds: list[int], n_boot: int = 2000, seed: int = 0) -> dict:
+              seeds: list[int]) -> dict:
     """The leaderboard as a dict (summary.json): per arm its rows per metric, the grid and per-seed curves."""
     if baseline not in traces:
         raise ResultsError(f"the baseline arm {baseline!r} is not among the arms {list(traces)}")
@@ -78,9 +78,8 @@ def summarize(traces: dict[str, list[Trace]], grid: np.ndarray, labels: dict[str
         for m in METRICS:
             e = {"final": float(cur[m][:, -1].mean()), "final_per_seed": cur[m][:, -1].tolist()}
             if a != baseline:
-                e["diff"] = paired_difference(cur[m][:, -1], base[m][:, -1], n_boot=n_boot, seed=seed)
-                e["ratio"] = paired_interval(lambda x, y: reach_ratio(grid, x, y), cur[m], base[m], n_boot=n_boot,
-                                             seed=seed, low=0.0)
+                e["diff"] = paired_difference(cur[m][:, -1], base[m][:, -1])
+                e["ratio"] = paired_interval(lambda x, y: reach_ratio(grid, x, y), cur[m], base[m], low=0.0)
                 e["verdict"] = _verdict(e["diff"], e["ratio"])
                 # the classic views: the same crossing on the steps and the training-seconds axes (point estimates)
                 for view in ("steps", "seconds"):

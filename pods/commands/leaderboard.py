@@ -47,7 +47,6 @@ def parse(argv, prog: str) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=None, help="default: checkpoints/leaderboard-<tier>")
     p.add_argument("--dry-run", action="store_true", help="print each arm's plan (and memory preflight); run nothing")
     p.add_argument("-j", "--jobs", type=int, default=2, help="runs at once; the CPU threads are split between them")
-    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples (paired by seed)")
     p.add_argument("--report-only", action="store_true", help="train and evaluate nothing; report finished runs")
     p.add_argument("--job", type=Path, help=argparse.SUPPRESS)  # internal: train (overrides) + evaluate one run
     p.add_argument("overrides", nargs="*", help=argparse.SUPPRESS)  # internal: the --job's train.py overrides
@@ -176,7 +175,7 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     seeds = list(range(tier.seeds))
     traces = {a: [read_trace(run_dir(args.out, a, s), tier.weight, files, tier.dataset) for s in seeds] for a in arms}
     s = summarize(traces, budget_grid(tier.budget, tier.points), {a: arm.label for a, arm in arms.items()},
-                  seeds=seeds, n_boot=args.bootstrap)
+                  seeds=seeds)
     measured = {a: measure_weight([metrics_rows(run_dir(args.out, a, x)) for x in seeds])
                 for a in ("grpo", "pods") if a in arms}
     s.update(tier=tier.name, budget=tier.budget, points=tier.points, weight=tier.weight, weight_measured=measured,

@@ -91,7 +91,7 @@ def test_summary_pairs_arms_by_seed_and_separates_only_the_real_gain(tmp_path):
     dirs = arms(tmp_path)
     traces = {a: [read_trace(d, W, FILES) for d in ds] for a, ds in dirs.items()}
     grid = budget_grid(6000, 3)
-    s = summarize(traces, grid, {"grpo": "GRPO", "pods": "PODS", "random": "random"}, seeds=[0, 1, 2, 3], n_boot=300)
+    s = summarize(traces, grid, {"grpo": "GRPO", "pods": "PODS", "random": "random"}, seeds=[0, 1, 2, 3])
     p, r = s["arms"]["pods"]["sampled"], s["arms"]["random"]["sampled"]
     assert s["arms"]["grpo"]["sampled"]["final"] == pytest.approx(np.mean([t.acc["sampled"][-1] for t in traces["grpo"]]))
     assert p["ratio"]["estimate"] == pytest.approx(3.0, rel=0.1)  # 0.4 at ~2,000 instead of 6,000
@@ -105,7 +105,7 @@ def test_summary_pairs_arms_by_seed_and_separates_only_the_real_gain(tmp_path):
     assert (tmp_path / "fig.png").exists() is False
     assert {p.name for p in draw(s, tmp_path / "fig")} == {"leaderboard.png", "leaderboard.pdf"}
     with pytest.raises(ResultsError, match="no checkpoint at the full budget"):
-        summarize(traces, budget_grid(9000, 3), {}, seeds=[0, 1, 2, 3], n_boot=10)
+        summarize(traces, budget_grid(9000, 3), {}, seeds=[0, 1, 2, 3])
 
 
 def test_reach_ratio_is_zero_when_never_reached():

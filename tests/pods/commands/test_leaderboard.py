@@ -86,7 +86,7 @@ def test_bad_input_is_exit_2_before_anything_is_written(tmp_path, capsys, argv, 
 def test_a_tiny_leaderboard_end_to_end_and_a_rerun_trains_nothing(tmp_path, capsys):
     out = tmp_path / "lb"
     argv = ["--arms", "grpo", "random", "--seeds", "2", "--budget", "20000", "--points", "2", "--out", str(out),
-            "--bootstrap", "100", "-j", "2"]
+            "-j", "2"]
     assert main(argv, prog="pods leaderboard") == 0
     s = json.loads((out / "summary.json").read_text())
     assert list(s["arms"]) == ["grpo", "random"] and s["grid"] == [0.0, 10000.0, 20000.0]
