@@ -49,9 +49,11 @@ def token_entropy(logits: torch.Tensor, temperature: float = 1.0, chunk_elements
     B, T, V = logits.shape
     rows = max(1, chunk_elements // max(T * V, 1))
     out = []
-    for chunk in logits.split(rows):  # [b, T, V]
-        logp = torch.log_softmax(chunk.float() / temperature, dim=-1)
-        out.append(-(logp.exp() * logp).sum(-1))
+    with torch.no_grad():  # a statistic for the ledger: no autograd graph on the loss's logits
+        for chunk in logits.split(rows):  # [b, T, V]
+            z = chunk.float() if temperature == 1.0 else chunk.float() / temperature
+            logp = torch.log_softmax(z, dim=-1)
+            out.append(-(logp.exp() * logp).sum(-1))
     return torch.cat(out) if out else logits.new_zeros((B, T), dtype=torch.float32)
 
 

@@ -136,6 +136,8 @@ def test_token_entropy_equals_trls_entropy_from_logits():
         assert torch.allclose(ours, entropy_from_logits(logits / temperature), atol=1e-5)
         assert torch.allclose(token_entropy(logits, temperature, chunk_elements=55), ours)  # one row per chunk
     assert torch.allclose(token_entropy(torch.zeros(1, 2, 4)), torch.full((1, 2), float(torch.log(torch.tensor(4.)))))
+    live = logits.clone().requires_grad_()  # the update's logits: the entropy must not join their graph
+    assert not token_entropy(live).requires_grad and torch.allclose(token_entropy(live), token_entropy(logits))
 
 
 def test_a_token_mask_drops_the_policy_term_of_its_tokens_and_keeps_the_kl_and_the_counts():
