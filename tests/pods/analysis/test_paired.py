@@ -86,6 +86,8 @@ def test_two_or_three_seeds_get_the_wide_intervals_their_t_quantiles_give():
     d = a - b
     half = 4.302653 * d.std(ddof=1) / np.sqrt(3)  # t_{0.975, 2}
     assert paired_difference(a, b)["ci95"] == pytest.approx([d.mean() - half, d.mean() + half], abs=1e-6)
+    generic = paired_interval(lambda x, y: float(x.mean() - y.mean()), a, b)
+    assert generic["ci95"] == pytest.approx([d.mean() - half, d.mean() + half], abs=1e-6)
     assert paired_difference(a[:2], b[:2])["ci95"][0] < 0  # 2 seeds: t_{0.975, 1} = 12.7, wide
 
 
