@@ -19,8 +19,8 @@ import difflib
 import json
 import os
 import subprocess
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -186,24 +186,17 @@ def evaluated(run_dir: Path) -> bool:
 
 def run_jobs(jobs: list[tuple[str, int]], do: Callable, workers: int,
              catch: type[BaseException] = PodsError) -> list[str]:
-    """do(name, seed) for every job, `workers` threads at a time; a job that raises `catch` does not stop the
-    others. Returns "<name> seed <seed>: <error>" for each failed job."""
-    pending, lock, errors = list(jobs), threading.Lock(), []
-
-    def worker():
-        while True:
-            with lock:
-                if not pending:
-                    return
-                name, seed = pending.pop(0)
-            try:
-                do(name, seed)
-            except catch as e:  # keep the other runs going; reported at the end
-                errors.append(f"{name} seed {seed}: {e}")
-
-    pool = [threading.Thread(target=worker) for _ in range(workers)]
-    [t.start() for t in pool]
-    [t.join() for t in pool]
+    """do(name, seed) for every job, `workers` threads at a time, in the jobs' order; a job that raises `catch` does
+    not stop the others. Returns "<name> seed <seed>: <error>" for each failed job, in the jobs' order."""
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [(name, seed, pool.submit(do, name, seed)) for name, seed in jobs]
+    errors = []
+    for name, seed, future in futures:
+        error = future.exception()
+        if error is not None and not isinstance(error, catch):
+            raise error
+        if error is not None:  # the other runs went on; reported at the end
+            errors.append(f"{name} seed {seed}: {error}")
     return errors
 
 
