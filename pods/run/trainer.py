@@ -23,13 +23,14 @@ import torch
 from pods.cli import note
 from pods.core.algorithms import plan_update
 from pods.core.collect import Batch, RoundsStopped, ShortBatchError, collect, generated, subset
+from pods.core.cost import cost_metrics
 from pods.core.losses import policy_loss, runs_reference
 from pods.errors import RewardError
 from pods.run import budget, checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
-from pods.run.lab import LAB_FILE, Lab
-from pods.run.ledger import Ledger, step_rows
-from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, cost_metrics, step_metrics
+from pods.core.lab import LAB_FILE, Lab
+from pods.core.ledger_writer import Ledger, step_rows
+from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
 from pods.run.prepare import Ready, prepare
 from pods.run.samples import SampleLog
 from pods.run.sampler import StepSampler
@@ -60,7 +61,7 @@ def update(policy, kept, adv, cfg, timers=None, *, lab=None, entropy: bool = Fal
     """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * k].
 
     Every micro-batch is normalised by the whole batch's count, so the accumulated gradient equals
-    the full-batch gradient. `lab` (pods.run.lab.Lab): its token mask picks the tokens that carry the
+    the full-batch gradient. `lab` (pods.core.lab.Lab): its token mask picks the tokens that carry the
     gradient; entropy=True (or a mask that needs it) measures each token's entropy in the same pass:
     "rollout_entropy" [G * k] (mean per completion) for the ledger. Returns metrics; no optimizer step here.
     """
@@ -115,7 +116,7 @@ class RunState:
     nonfinite: int = 0  # skipped (non-finite) steps in a row up to `checkpoint`
     updating: bool = False  # the step in progress has begun to change the weights
     rng_before: dict | None = None  # the RNG states when the step in progress began
-    lab: Lab | None = None  # prompt rule (its history), token mask, m schedule (pods.run.lab)
+    lab: Lab | None = None  # prompt rule (its history), token mask, m schedule (pods.core.lab)
     lab_before: dict | None = None  # the prompt rule's state when the step in progress began
 
     @classmethod

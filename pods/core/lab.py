@@ -1,6 +1,6 @@
 """The selection lab's hooks in the loop: prompt rule, token mask and m schedule from the config, with their state.
 
-    lab = Lab(cfg.rl, num_prompts=P, seed=cfg.seed)
+    lab = Lab(cfg.rl, num_prompts=P, seed=cfg.seed)   # rl: train.py's rl section, or any object with its key names
     picked = lab.pick(stream, position, B)       # before generation: pods.core.prompts.Picked
     lab.observe(prompts, correct)                # after scoring: every group generated this step ([G], [G, n])
     m = lab.m(step)                              # rl.m_schedule at this step (0-based)
