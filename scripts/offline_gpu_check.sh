@@ -76,7 +76,7 @@ else
     export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 fi
 mkdir -p "$OUT"
-"$PY" -c "import json, sys; from pods.run.sizecheck import stack; print(json.dumps(stack(), indent=1))" \
+"$PY" -c "import json, sys; from pods.firstcontact.sizecheck import stack; print(json.dumps(stack(), indent=1))" \
     > "$OUT/stack.json" || { echo "offline_gpu_check.sh: pods does not import with $PY (above)" >&2; exit 1; }
 cat "$OUT/stack.json"
 
@@ -96,6 +96,6 @@ if [ -n "$MODEL" ]; then
 else
     echo "no random model was built (step 1 failed)"; status=1
 fi
-"$PY" -c "from pods.run.sizecheck import write_summary; write_summary('$OUT')" || status=1
+"$PY" -c "from pods.firstcontact.sizecheck import write_summary; write_summary('$OUT')" || status=1
 echo "offline_gpu_check.sh: figures in $OUT/offline-gpu-check.json (exit $status)"
 exit "$status"

@@ -12,8 +12,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PODS = ROOT / "pods"
 BASE = ("errors", "io", "cli", "extras", "plugins")  # the base modules directly in pods/
 ALLOWED = {  # package -> packages it may import (itself always allowed)
-    "commands": {"evaluation", "run", "config", "core", "rewards", "data", "backends", "integrations", "analysis",
-                 "base"},  # the `pods` command's subcommands: entry points
+    "commands": {"studies", "firstcontact", "evaluation", "run", "config", "core", "rewards", "data", "backends",
+                 "integrations", "analysis", "base"},  # the `pods` command's subcommands: entry points
+    "studies": {"evaluation", "run", "config", "core", "rewards", "data", "backends", "analysis", "base"},  # many runs
+    "firstcontact": {"run", "config", "core", "rewards", "data", "backends", "base"},  # gpu-check, the size check
     "evaluation": {"run", "config", "core", "rewards", "data", "backends", "base"},
     "run": {"config", "core", "rewards", "data", "backends", "base"},
     "config": {"core", "rewards", "data", "backends", "base"},
@@ -73,10 +75,10 @@ def imports(module: str) -> list[tuple[str, bool]]:
 GRAPH = {m: imports(m) for m in MODULES}
 
 
-def test_pods_has_at_most_16_entries():
-    entries = [p.name for p in PODS.iterdir() if p.name != "__pycache__"]
-    assert len(entries) <= 16, sorted(entries)
-    assert {p.name for p in PODS.iterdir() if p.suffix == ".py"} == {"__init__.py", *(f"{b}.py" for b in BASE)}
+def test_pods_holds_the_floor_plan_and_nothing_else():
+    """The base modules and one package per floor of ALLOWED: a new top-level entry is a change to this plan."""
+    entries = {p.name for p in PODS.iterdir() if p.name not in ("__pycache__", "_config")}
+    assert entries == {"__init__.py", *(f"{b}.py" for b in BASE), *(set(ALLOWED) - {"base"})}
 
 
 def test_packages_import_downwards_only():

@@ -96,7 +96,7 @@ class Policy(Protocol):
 @dataclass(frozen=True)
 class Facts:
     """What a backend declares about itself (`FACTS` in its module; `pods.backends.facts(name)`): read by the
-    start-up checks, the memory estimate (pods.backends.memory) and the first-contact check (pods.run.gpucheck)."""
+    start-up checks, the memory estimate (pods.backends.memory) and the first-contact check (pods.firstcontact.gpucheck)."""
 
     label: str  # its name in messages: "transformers", "vLLM", "Unsloth"
     library: str | None = None  # the module it needs installed (`uv sync --extra gpu`); None: always here

@@ -46,6 +46,8 @@ COMMANDS = (
             "scripts/replay.py"),
     Command("leaderboard", "leaderboard", "every arm of the selection lab on the same token budget: seeds, paired "
             "intervals, table, figure", "scripts/leaderboard.py"),
+    Command("demo-compare", "demo_compare", "the CPU demo per step: GRPO, PODS, the random control, dynamic sampling; "
+            "10 seeds", "scripts/demo_compare.py"),
     Command("paper-data", "paper_data", "the paper's published results and completions -> paper-data/",
             "scripts/paper_data.py"),
 )

@@ -7,20 +7,20 @@
     uv run python scripts/gpu_check.py --config experiment=gsm8k_main   # one step: estimated vs measured memory
     uv run python scripts/gpu_check.py --config experiment=gsm8k_main --random-weights   # the same, nothing downloaded
 
-Variants (pods.run.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
+Variants (pods.firstcontact.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
 weights (16-bit base), the others a LoRA adapter (rank 16; on a 4-bit base as model.load_in_4bit
 says, i.e. 4-bit for the Qwen/Llama model configs). Default: every variant whose backend is
 installed (vllm / unsloth come with `uv sync --extra gpu`; unsloth needs CUDA). Each runs in its own
 process (Unsloth patches transformers when imported; vLLM holds GPU memory) through
-`pods.run.gpucheck.run_variant`: the real training loop for --steps steps on the embedded arithmetic
+`pods.firstcontact.gpucheck.run_variant`: the real training loop for --steps steps on the embedded arithmetic
 task, then the checks described there (finite loss, weights move, the generator's greedy output
 equals the trainee's after the hand-over, peak memory, seconds per phase per step).
 Prints one row per variant with PASS / FAIL / SKIP and the reason; exits 1 on any FAIL, 2 when there
 is nothing to run. Runs, logs and results land in --out (default checkpoints/gpu-check/).
 `--config OVERRIDES` instead trains one step of that config (a preset at its real n, m and lengths,
-`pods.run.gpucheck.run_config`) and prints the memory estimate (scripts/preflight.py's table) next to
+`pods.firstcontact.gpucheck.run_config`) and prints the memory estimate (scripts/preflight.py's table) next to
 the measured peak, so the estimate is checked on the first GPU it meets; exit 1 if the step failed.
-`--random-weights` runs --steps steps of it with nothing downloaded (`pods.run.sizecheck.run_random`: random
+`--random-weights` runs --steps steps of it with nothing downloaded (`pods.firstcontact.sizecheck.run_random`: random
 weights of the model's architecture, stand-in prompts of --prompt-tokens, every completion --completion-tokens
 long) and prints seconds per phase, tokens per second and memory term by term; the row goes to random-weights.json.
 """
@@ -34,7 +34,7 @@ import sys
 import time
 from pathlib import Path
 
-from pods.run.gpucheck import VARIANTS, unavailable
+from pods.firstcontact.gpucheck import VARIANTS, unavailable
 from pods.cli import run_script
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
@@ -183,7 +183,7 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one == "config" and args.random_weights:
-        from pods.run.sizecheck import run_random
+        from pods.firstcontact.sizecheck import run_random
 
         row = run_random(args.config, out_dir=args.out, steps=args.steps, prompt_tokens=args.prompt_tokens,
                          completion_tokens=args.completion_tokens)
@@ -191,7 +191,7 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
         (args.out / "random-weights.json").write_text(json.dumps(row, indent=1))
         return 0
     if args.one == "config":
-        from pods.run.gpucheck import run_config
+        from pods.firstcontact.gpucheck import run_config
 
         row = run_config(args.config, out_dir=args.out)
         (args.out / "config.json").write_text(json.dumps(row, indent=1))
@@ -199,7 +199,7 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
     if args.config:
         return run_config_child(args)
     if args.one:
-        from pods.run.gpucheck import run_variant
+        from pods.firstcontact.gpucheck import run_variant
 
         row = run_variant(args.one, tiny=args.tiny, model=args.model, out_dir=args.out, steps=args.steps,
                           cache_dir=args.cache_dir, tol=args.tol, real_cpu=args.real_cpu)

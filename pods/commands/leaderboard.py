@@ -9,7 +9,7 @@ w x tokens trained reach the budget, checkpointing at the same budget points, an
 held-out problems (sampled pass@1 and greedy). Then: <out>/leaderboard.md (the table), leaderboard.png/.pdf
 (accuracy against budget), summary.json, results/<arm>-<metric>-Run<k>.json (the authors' layout: `pods plot`,
 `pods speedup` read them). Bad input (an unknown arm or rule, a budget below one step per budget point, fewer
-than 2 seeds) is one message, exit 2, before anything is written. Protocol: pods.evaluation.leaderboard;
+than 2 seeds) is one message, exit 2, before anything is written. Protocol: pods.studies.leaderboard;
 statistics: pods.analysis.leaderboard; docs/leaderboard.md.
 """
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,11 +26,9 @@ from pods.cli import run_script
 from pods.errors import ConfigError, PodsError
 from pods.io import atomic_write_json, atomic_write_text
 
-_PODS = "import sys; from pods.commands import main; sys.exit(main())"  # the pods command in a child process
-
 
 def parse(argv, prog: str) -> argparse.Namespace:
-    from pods.evaluation.leaderboard import ARMS, TIERS
+    from pods.studies.leaderboard import ARMS, TIERS
 
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("--tier", choices=sorted(TIERS), default="cpu", help="cpu: the demo task; gpu: Qwen2.5-3B on GSM8K")
@@ -57,7 +54,7 @@ def tier_of(args):
     """The tier with --quick / --seeds / --budget / --points / --weight applied; ConfigError for impossible values."""
     import dataclasses
 
-    from pods.evaluation.leaderboard import TIERS
+    from pods.studies.leaderboard import TIERS
 
     tier = TIERS[args.tier].quick() if args.quick else TIERS[args.tier]
     given = (("seeds", args.seeds), ("budget", args.budget), ("points", args.points), ("weight", args.weight))
@@ -84,7 +81,7 @@ def step_cost(cfg, weight: float) -> float:
 
 def plan(args, tier) -> tuple[dict, dict, dict]:
     """(available arms {name: Arm}, their configs, unavailable {name: why}); ConfigError for a bad arm or budget."""
-    from pods.evaluation.leaderboard import arm_config, resolve_arms
+    from pods.studies.leaderboard import arm_config, resolve_arms
 
     arms, configs, unavailable = resolve_arms(args.arms), {}, {}
     for name, arm in list(arms.items()):
@@ -105,7 +102,7 @@ def plan(args, tier) -> tuple[dict, dict, dict]:
 
 
 def print_plan(tier, arms, configs, unavailable, out: Path) -> None:
-    from pods.evaluation.leaderboard import budget_overrides
+    from pods.studies.leaderboard import budget_overrides
 
     print(f"tier {tier.name}: budget {tier.budget:g} (tokens generated + {tier.weight:g} x tokens trained) per run, "
           f"{tier.points} budget points every {tier.budget / tier.points:g}, {tier.seeds} seeds x {len(arms)} arms "
@@ -139,7 +136,8 @@ def run_dir(out: Path, arm: str, seed: int) -> Path:
 
 def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
     """Every arm x seed: train (skipped when at the budget, else train.py resumes), then evaluate. -j at a time."""
-    from pods.evaluation.leaderboard import evaluated, run_jobs, run_logged, train_overrides, trained
+    from pods.studies.leaderboard import evaluated, train_overrides, trained
+    from pods.studies.runner import pods_command, run_jobs, run_logged
 
     jobs = [(a, s) for s in range(tier.seeds) for a in arms]
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
@@ -151,7 +149,7 @@ def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
             return
         print(f"[{time.strftime('%H:%M:%S')}] {'evaluate' if trained(rdir, tier) else 'train'} {arm} seed {seed}",
               flush=True)
-        cmd = [sys.executable, "-c", _PODS, "leaderboard", "--job", str(rdir), "--tier", args.tier,
+        cmd = [*pods_command("leaderboard"), "--job", str(rdir), "--tier", args.tier,
                *(["--quick"] if args.quick else []), "--",
                *train_overrides(tier, arms[arm], seed, args.out / "runs", model_dir, f"{arm}-seed{seed}")]
         t = run_logged(cmd, log, threads=threads)
@@ -198,7 +196,7 @@ def warm_start(tier):
     """The CPU tier's shared warm start (cached; built once), or None where the tier starts from the hub model."""
     if not tier.name.startswith("cpu"):
         return None
-    from pods.run.gpucheck import compose
+    from pods.config.files import compose
     from pods.run.warmstart import ensure_warmstart
 
     return ensure_warmstart(compose(list(tier.overrides)).warmstart).resolve()
@@ -207,7 +205,7 @@ def warm_start(tier):
 def job(rdir: Path, tier, overrides: list[str]) -> int:
     """In a child process: train the run until its budget (train.py resumes it; skipped once there), evaluate it."""
     from pods.commands.train import main as train_main
-    from pods.evaluation.leaderboard import evaluate_both, trained
+    from pods.studies.leaderboard import evaluate_both, trained
 
     if not trained(rdir, tier):
         train_main(overrides, prog="train.py")

@@ -28,7 +28,7 @@ from pods.config.aliases import rewrite_overrides
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.config.files import CONFIG_DIR, groups
-from pods.run.gpucheck import compose
+from pods.config.files import compose
 
 FITS, DOES_NOT_FIT = 0, 3
 

@@ -8,7 +8,7 @@ import pytest
 
 from pods.commands.leaderboard import main
 from pods.errors import ConfigError
-from pods.evaluation.leaderboard import ARMS, TIERS, budget_overrides, resolve_arms, train_overrides, trained
+from pods.studies.leaderboard import ARMS, TIERS, budget_overrides, resolve_arms, train_overrides, trained
 
 
 def test_gpu_dry_run_prints_every_arms_plan_budget_and_memory_and_writes_nothing(tmp_path, capsys):

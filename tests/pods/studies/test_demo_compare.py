@@ -1,16 +1,14 @@
-"""scripts/demo_compare.py: the report (seed-mean curves, steps-to-target ratios, figure) on synthetic
-results files, and the commands it runs (same prompt stream per seed, shared warm start)."""
+"""pods.studies.demo_compare (`pods demo-compare`): the report (seed-mean curves, steps-to-target ratios, figure) on
+synthetic results files, and the commands it runs (same prompt stream per seed, shared warm start)."""
 
-import importlib.util
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("demo_compare", ROOT / "scripts" / "demo_compare.py")
-dc = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(dc)
+from pods.commands.demo_compare import main
+from pods.studies import demo_compare as dc
 
 
 def write_run(out: Path, name: str, accs: list[float], seconds_per_step: float, file: str):
@@ -41,7 +39,7 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
             for file in ("eval_results.json", "eval_greedy.json"):
                 shift = 0.02 * (s - 0.5)  # seeds differ; their mean is `accs`
                 write_run(tmp_path, f"{meth}-seed{s}", [a + shift for a in accs], secs[meth], file)
-    args = dc.argparse.Namespace(out=tmp_path, seeds=[0, 1], methods=["grpo", "pods", "random"], steps=100, eval_size=2000,
+    args = argparse.Namespace(out=tmp_path, seeds=[0, 1], methods=["grpo", "pods", "random"], steps=100, eval_size=2000,
                                  draws=2, bootstrap=200)
     summary = dc.report(args)
     s = summary["metrics"]["sampled"]
@@ -77,7 +75,7 @@ def test_report_ratios_and_figure(tmp_path, capsys, monkeypatch):
 
 
 def test_commands_share_prompt_stream_and_warm_start(tmp_path):
-    args = dc.argparse.Namespace(out=tmp_path, steps=100, eval_every=25, eval_size=300, draws=3)
+    args = argparse.Namespace(out=tmp_path, steps=100, eval_every=25, eval_size=300, draws=3)
     cmds = {m: dc.train_command(args, m, 7, Path("/w")) for m in dc.METHODS}
     for m, cmd in cmds.items():
         assert "seed=7" in cmd and "model.name=/w" in cmd and "warmstart=null" in cmd
@@ -88,7 +86,8 @@ def test_commands_share_prompt_stream_and_warm_start(tmp_path):
     assert "rl.dynamic_sampling=true" in cmds["pods-ds"] and "rl.n=64" in cmds["pods-ds"]
     assert "rl.dynamic_sampling=false" in cmds["pods"]
     sampled, greedy = dc.eval_overrides(args, tmp_path, False), dc.eval_overrides(args, tmp_path, True)
-    assert "--evaluate-run" in dc.eval_command(args, tmp_path)
+    assert "--evaluate-run" in dc.eval_command(args, tmp_path) and "demo-compare" in dc.eval_command(args, tmp_path)
+    assert cmds["grpo"][cmds["grpo"].index("train") - 1].endswith("sys.exit(main())")  # `pods train`, no checkout needed
     assert "repeats=3" in sampled and "temperature=1.0" in sampled and "seed=1234" in sampled
     assert "temperature=0" in greedy and any(a.endswith("eval_greedy.json") for a in greedy)
     assert any("limit:300" in a for a in sampled)
@@ -96,4 +95,4 @@ def test_commands_share_prompt_stream_and_warm_start(tmp_path):
 
 def test_steps_must_divide(tmp_path):
     with pytest.raises(SystemExit):
-        dc.main(["--steps", "30", "--eval-every", "25", "--out", str(tmp_path), "--report-only"])
+        main(["--steps", "30", "--eval-every", "25", "--out", str(tmp_path), "--report-only"])

@@ -1,4 +1,4 @@
-"""The checks of the first-contact check (pods.run.gpucheck): they pass on a correct hand-over and fail on
+"""The checks of the first-contact check (pods.firstcontact.gpucheck): they pass on a correct hand-over and fail on
 a stale one, and every variant's config composes and validates."""
 
 import copy
@@ -8,10 +8,11 @@ import pytest
 import torch
 
 from pods.config import checks
+from pods.config.files import compose
 
-from pods.run import gpucheck
 from pods.backends import hf
 from pods.backends.base import Sampling
+from pods.firstcontact import gpucheck
 from helpers import compose_cfg
 
 torch.set_num_threads(1)
@@ -100,7 +101,7 @@ def test_verdict_names_each_failure():
 @pytest.mark.parametrize("variant", list(gpucheck.VARIANTS))
 @pytest.mark.parametrize("tiny", [True, False])
 def test_every_variant_config_composes_and_validates(variant, tiny, tmp_path):
-    cfg = gpucheck.compose(gpucheck.overrides(variant, tiny=tiny, model="Qwen/Qwen2.5-0.5B-Instruct",
+    cfg = compose(gpucheck.overrides(variant, tiny=tiny, model="Qwen/Qwen2.5-0.5B-Instruct",
                                               out_dir=tmp_path, steps=3, cache_dir=tmp_path / "ws"))
     backend, lora = gpucheck.VARIANTS[variant]
     assert cfg.backend.name == backend and (cfg.model.lora.rank > 0) == lora
@@ -113,7 +114,7 @@ def test_every_variant_config_composes_and_validates(variant, tiny, tmp_path):
 
 def test_the_config_check_compares_allocated_with_allocated_and_reserved_with_reserved():
     from pods.backends import memory as mem
-    from pods.run.gpucheck import like_with_like
+    from pods.firstcontact.gpucheck import like_with_like
 
     est = mem.Estimate([mem.Row("weights", 10.0, ""), mem.Row("CUDA context", 1.0, ""),
                         mem.Row("allocator slack", 0.5, "")], 11.5, "")
@@ -122,7 +123,7 @@ def test_the_config_check_compares_allocated_with_allocated_and_reserved_with_re
 
 @pytest.mark.parametrize("variant", ["hf", "hf-full", "vllm", "vllm-full"])
 def test_real_cpu_variant_configs_compose_and_validate(variant, tmp_path):
-    cfg = gpucheck.compose(gpucheck.overrides(variant, tiny=True, model="unused", out_dir=tmp_path, steps=3,
+    cfg = compose(gpucheck.overrides(variant, tiny=True, model="unused", out_dir=tmp_path, steps=3,
                                               cache_dir=tmp_path / "ws", real_cpu=True))
     backend, lora = gpucheck.VARIANTS[variant]
     assert (cfg.model.name, cfg.dataset.name, cfg.backend.device) == ("smollm2-135m-instruct", "arithmetic", "cpu")

@@ -26,9 +26,10 @@ import torch
 
 from pods.backends import memory as mem
 from pods.backends.checks import driver_version, model_architecture
+from pods.config.files import compose
 from pods.core.cost import measure_weight
+from pods.firstcontact.gpucheck import PHASES, like_with_like, peak_memory
 from pods.run import trainer
-from pods.run.gpucheck import PHASES, compose, like_with_like, peak_memory
 from pods.run.metrics import read_metrics
 
 DATASET_FILE = "standin_prompts.py"
@@ -94,7 +95,7 @@ def write_prompts(out_dir: Path, prompt_tokens: int) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / DATASET_FILE
     path.write_text(
-        f'"""Stand-in prompts of {prompt_tokens} tokens (pods.run.sizecheck)."""\n\n\n'
+        f'"""Stand-in prompts of {prompt_tokens} tokens (pods.firstcontact.sizecheck)."""\n\n\n'
         "def prompts(split):\n"
         f"    return [{{'prompt': ''.join(str((7 * i + 3 * j) % 10) for j in range({prompt_tokens})), 'answer': '0'}}\n"
         f"            for i in range({PROMPTS})]\n")

@@ -17,20 +17,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import os
-import subprocess
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from pods.config.checks import validate
-from pods.config.files import CONFIG_DIR
+from pods.config.files import compose
 from pods.core.cost import spent
-from pods.errors import ConfigError, PodsError
+from pods.errors import ConfigError
 from pods.evaluation import evaluate_run
-from pods.run.gpucheck import compose
 
 
 @dataclass(frozen=True)
@@ -154,12 +148,8 @@ def eval_overrides(tier: Tier, run_dir: Path, greedy: bool) -> list[str]:
 
 def evaluate_both(run_dir: Path, tier: Tier) -> None:
     """Sampled pass@1 (eval_results.json) and greedy accuracy (eval_greedy.json) of every checkpoint and the base."""
-    from hydra import compose as hydra_compose, initialize_config_dir  # Hydra's API, as train.py loads it
-
     for greedy in (False, True):
-        with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
-            cfg = hydra_compose(config_name="evaluate", overrides=eval_overrides(tier, run_dir, greedy))
-        evaluate_run(run_dir, cfg)
+        evaluate_run(run_dir, compose(eval_overrides(tier, run_dir, greedy), name="evaluate"))
 
 
 def trained(run_dir: Path, tier: Tier) -> bool:
@@ -182,35 +172,3 @@ def evaluated(run_dir: Path) -> bool:
         except (OSError, ValueError):
             return False
     return True
-
-
-def run_jobs(jobs: list[tuple[str, int]], do: Callable, workers: int,
-             catch: type[BaseException] = PodsError) -> list[str]:
-    """do(name, seed) for every job, `workers` threads at a time, in the jobs' order; a job that raises `catch` does
-    not stop the others. Returns "<name> seed <seed>: <error>" for each failed job, in the jobs' order."""
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = [(name, seed, pool.submit(do, name, seed)) for name, seed in jobs]
-    errors = []
-    for name, seed, future in futures:
-        error = future.exception()
-        if error is not None and not isinstance(error, catch):
-            raise error
-        if error is not None:  # the other runs went on; reported at the end
-            errors.append(f"{name} seed {seed}: {error}")
-    return errors
-
-
-def run_logged(cmd: list[str], log: Path, *, threads: int = 1, cwd: Path | None = None) -> dict:
-    """Run cmd with `threads` torch threads, output appended to `log`; its wall and CPU seconds (os.wait4)."""
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), PODS_THREADS=str(threads),
-               TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", WANDB_MODE="disabled", PYTHONUNBUFFERED="1")
-    t0 = time.time()
-    with open(log, "a") as f:
-        f.write(f"$ {' '.join(cmd)}\n")
-        f.flush()
-        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, env=env)
-        _, status, usage = os.wait4(p.pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        raise PodsError(f"command failed ({code}), see {log}: {' '.join(cmd)}")
-    return {"wall_seconds": time.time() - t0, "cpu_seconds": usage.ru_utime + usage.ru_stime}

@@ -1,4 +1,4 @@
-"""pods.run.sizecheck: random weights of a given architecture, stand-in prompts, forced completion lengths."""
+"""pods.firstcontact.sizecheck: random weights of a given architecture, stand-in prompts, forced completion lengths."""
 
 import json
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pods.backends import memory as mem
-from pods.run import sizecheck
+from pods.firstcontact import sizecheck
 
 # a Qwen2-shaped model small enough for the CPU: the same path the real sizes take on a GPU
 SMALL = ["model=qwen2.5-3b-instruct", "model.architecture.layers=2", "model.architecture.hidden=64",

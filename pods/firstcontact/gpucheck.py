@@ -23,7 +23,7 @@ import torch
 from pods.backends import BACKENDS, facts, memory as mem
 from pods.backends.base import Sampling
 from pods.backends.checks import model_architecture
-from pods.config.files import CONFIG_DIR
+from pods.config.files import compose
 from pods.run import trainer
 from pods.run.prepare import load_prompts
 from pods.run.metrics import read_metrics
@@ -76,14 +76,6 @@ def unavailable(variant: str, *, tiny: bool, cuda: bool) -> str | None:
     if f.always_cuda and (tiny or not cuda) or tiny and not f.tiny_ok:
         return f"{f.label} needs a CUDA GPU and a hub model"
     return None
-
-
-def compose(overrides_: list[str], *, hydra: bool = False):
-    """config/train.yaml with `overrides_` (hydra: with Hydra's own section, e.g. a preset's sweep)."""
-    from hydra import compose as hydra_compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
-        return hydra_compose(config_name="train", overrides=overrides_, return_hydra_config=hydra)
 
 
 def fingerprint(params) -> torch.Tensor:

@@ -1,11 +1,11 @@
-"""pods.evaluation.leaderboard.run_jobs: the (arm, seed) jobs of the leaderboard and demo_compare, N at a time."""
+"""pods.studies.runner.run_jobs: the (arm, seed) jobs of the leaderboard and demo_compare, N at a time."""
 
 import threading
 
 import pytest
 
 from pods.errors import PodsError
-from pods.evaluation.leaderboard import run_jobs
+from pods.studies.runner import run_jobs
 
 
 def test_jobs_run_in_order_and_a_failed_job_does_not_stop_the_others():
