@@ -90,7 +90,8 @@ class DatasetConfig:
     shots: list = setting(help="worked examples shown before each question (instruct: earlier user / assistant turns): "
                                "[{question, completion}]", factory=list)
     rewards: list = setting(help="[{name, weight, unless}] for rewards.combined", factory=list)
-    accuracy_reward: str | None = setting(None, "reward whose value > 0 counts as correct (null: the first one)")
+    accuracy_reward: str | None = setting(None, "reward whose value > 0 counts as correct (null: the first one)",
+                                          trl="pods_accuracy_reward")
     shuffle_seed: int | None = setting(None, "shuffle the kept training prompts with this seed (the paper's MATH: 42); "
                                              "null: file order", low=0)
     labels: str = setting("full", "MATH answer labels: full (the whole last boxed answer) | paper (the authors' cut "
@@ -142,44 +143,51 @@ class RLConfig:
     save_final: bool = setting(True, "also checkpoint the last step", resume_safe=True)
     token_budget: float | None = setting(None, "stop once the run's cost, tokens generated + token_budget_weight x "
                                          "tokens trained (the cost ledger), reaches this (null: no token budget)",
-                                         low=0, low_open=True, resume_safe=True)
+                                         low=0, low_open=True, resume_safe=True, trl="pods_token_budget")
     token_budget_weight: float = setting(1.0, "w of the cost: what one trained token costs in generated tokens "
-                                         "(docs/leaderboard.md: measured per tier)", low=0)
+                                         "(docs/leaderboard.md: measured per tier)", low=0,
+                                         trl="pods_token_budget_weight")
     save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
                                         "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
                                         resume_safe=True)
     max_nonfinite_steps: int = setting(3, "stop after this many consecutive steps skipped for a NaN/inf loss or grad "
                                           "norm", low=1, why="1: stop at the first non-finite step", resume_safe=True)
-    dynamic_sampling: bool = setting(False, "drop groups whose kept rollouts are all right or all wrong; draw more")
+    dynamic_sampling: bool = setting(False, "drop groups whose kept rollouts are all right or all wrong; draw more",
+                                     trl="pods_dynamic_sampling")
     dynamic_sampling_metric: str = setting("accuracy", "what must differ among the kept rollouts: accuracy | total",
-                                           choices="pods.core.collect:FILTER_METRICS")
+                                           choices="pods.core.collect:FILTER_METRICS",
+                                           trl="pods_dynamic_sampling_metric")
     max_generation_rounds: int = setting(30, "dynamic sampling: at most this many rounds of B prompts per step "
                                              "(verl's DAPO: 30)", low=1,
                                          high="pods.core.collect:MAX_ROUNDS",
                                          why="each round generates B x n more rollouts; the most rounds make one step "
-                                             "cost that many steps' generation")
+                                             "cost that many steps' generation", trl="pods_max_generation_rounds")
     short_batch: str = setting("partial", "rounds ran out short: partial | top_up (flat groups) | error",
-                               choices="pods.core.collect:SHORT_BATCH")
+                               choices="pods.core.collect:SHORT_BATCH", trl="pods_short_batch")
     prompt_rule: str = setting("none", "prompt rule: which prompts of the stream to generate for, from each prompt's "
-                               "history (docs/rules.md)")
+                               "history (docs/rules.md)", trl="pods_prompt_rule")
     prompt_rule_options: dict | None = setting(None, "keyword arguments of rl.prompt_rule (e.g. {low: 0.2, "
-                                               "high: 0.8} for band; null: its defaults)")
+                                               "high: 0.8} for band; null: its defaults)",
+                                               trl="pods_prompt_rule_options")
     prompt_pool: int = setting(1, "a prompt rule is offered this many candidates per prompt it may pick at once "
-                               "(a selector such as mopps chooses among them; filters walk the stream)", low=1)
+                               "(a selector such as mopps chooses among them; filters walk the stream)", low=1,
+                               trl="pods_prompt_pool")
     allocation: str = setting("none", "allocation rule: each prompt's number of rollouts over generation rounds "
-                              "(docs/rules.md)")
+                              "(docs/rules.md)", trl="pods_allocation")
     allocation_options: dict | None = setting(None, "keyword arguments of rl.allocation (e.g. {screen: 8} for "
-                                              "speed; null: its defaults)")
+                                              "speed; null: its defaults)", trl="pods_allocation_options")
     allocation_budget: int | None = setting(None, "most rollouts an allocation rule generates per step, at least "
                                             "its first round for B prompts (null: n per prompt, B x n per round "
-                                            "of new prompts)")
-    token_mask: str = setting("none", "which completion tokens carry the policy gradient (docs/rules.md)")
+                                            "of new prompts)", trl="pods_allocation_budget")
+    token_mask: str = setting("none", "which completion tokens carry the policy gradient (docs/rules.md)",
+                              trl="pods_token_mask")
     token_mask_quantile: float = setting(0.2, "token mask: the share of tokens kept (TRL's top_entropy_quantile)",
-                                         low=0, low_open=True, high=1)
+                                         low=0, low_open=True, high=1, trl="pods_token_mask_quantile")
     m_schedule: str = setting("constant", "m as a function of the step, from rl.m to rl.m_end over rl.m_horizon "
-                              "steps (D3S relaxes down-sampling)")
-    m_end: int | None = setting(None, "m schedule: m at the end of the horizon (null: rl.n)", low=2)
-    m_horizon: int | None = setting(None, "m schedule: steps from rl.m to rl.m_end (null: rl.max_steps)", low=1)
+                              "steps (D3S relaxes down-sampling)", trl="pods_m_schedule")
+    m_end: int | None = setting(None, "m schedule: m at the end of the horizon (null: rl.n)", low=2, trl="pods_m_end")
+    m_horizon: int | None = setting(None, "m schedule: steps from rl.m to rl.m_end (null: rl.max_steps)", low=1,
+                                    trl="pods_m_horizon")
 
 
 @dataclass
@@ -210,7 +218,7 @@ class LoggingConfig:
     samples_prompts: int = setting(2, "prompts (groups) per logged step", low=1)
     print_samples: bool = setting(False, "also print the best and worst kept completion of each logged step")
     ledger: bool = setting(True, "record every step's rewards, lengths, entropies and kept rollouts per prompt group "
-                           "in <run_dir>/ledger/ (docs/ledger.md)", resume_safe=True)
+                           "in <run_dir>/ledger/ (docs/ledger.md)", resume_safe=True, trl="pods_ledger")
 
 
 @dataclass

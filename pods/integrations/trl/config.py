@@ -4,9 +4,10 @@
     args = PODSConfig(output_dir="out", num_generations=16, pods_m=4, per_device_train_batch_size=16)
     ga = GRPOGAConfig(**grpo_ga_kwargs({"num_generations": 16, "pods_m": 4, ...}))  # the matching GRPO-GA
 
-PODSConfig adds `pods_m`, `pods_rule` and `prompt_repeats`, GRPOGAConfig `prompt_repeats` (k: each sampled
-prompt fills k consecutive groups of n, pods/integrations/trl/sampler.py); a bad value raises ValueError
-saying what to change. The batch bookkeeping: docs/multi-gpu.md.
+PODSConfig adds `pods_m`, `pods_rule`, `prompt_repeats` and the lab's settings (pods/integrations/trl/lab_settings.py:
+train.py's lab keys in TRL's spelling), GRPOGAConfig `prompt_repeats` (k: each sampled prompt fills k consecutive
+groups of n, pods/integrations/trl/sampler.py); a bad value raises ValueError saying what to change. The batch
+bookkeeping: docs/multi-gpu.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from trl import GRPOConfig
 
 from pods.core.downsample import RULES
+from pods.integrations.trl.lab_settings import LAB_ANNOTATIONS, check_lab_args, lab_fields
 
 
 def check_pods_args(args) -> None:
@@ -106,14 +108,16 @@ def pods_config_class(base: type = GRPOConfig) -> type:
         base.__post_init__(self)
         check_pods_args(self)
         check_prompt_repeats(self)
+        check_lab_args(self)
 
     fields = {"pods_m": field(default=None, metadata={"help": "rollouts kept per prompt for the update (m)"}),
               "pods_rule": field(default="max_variance", metadata={"help": f"down-sampling rule: {', '.join(RULES)}"}),
-              "prompt_repeats": _repeats_field()}
+              "prompt_repeats": _repeats_field(), **lab_fields()}
+    annotations = {"pods_m": int | None, "pods_rule": str, "prompt_repeats": int, **LAB_ANNOTATIONS}
     name = "PODSConfig" if base is GRPOConfig else f"PODS{base.__name__}"
     micro = property(lambda self: self.per_device_train_batch_size * self.pods_m // self.num_generations)
-    return _make(name, base, fields, {"pods_m": int | None, "pods_rule": str, "prompt_repeats": int}, __post_init__,
-                 pods_micro_batch_size=micro, __doc__=pods_config_class.__doc__)
+    return _make(name, base, fields, annotations, __post_init__, pods_micro_batch_size=micro,
+                 __doc__=pods_config_class.__doc__)
 
 
 PODSConfig = pods_config_class(GRPOConfig)

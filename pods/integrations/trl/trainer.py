@@ -1,14 +1,20 @@
-"""PODSTrainer: TRL's GRPOTrainer that generates n completions per prompt and trains on m.
+"""PODSTrainer: TRL's GRPOTrainer that generates n completions per prompt and trains on m, with the selection lab.
 
     from pods.integrations.trl import PODSTrainer
     PODSTrainer(model=..., reward_funcs=[...], args=PODSConfig(...), train_dataset=ds).train()
 
-Only TRL's extension points are used: `_calculate_rewards` (to read the rewards TRL gathered
-over all processes) and `_generate_and_score_completions` (to down-sample its output). The batch
-bookkeeping: docs/multi-gpu.md.
+TRL's extension points used: `_calculate_rewards` (to read the rewards TRL gathered over all processes),
+`_generate_and_score_completions` (to down-sample its output; with the lab, to generate the step in rounds through
+pods.core.collect: pods/integrations/trl/rounds.py), `get_high_entropy_mask` and `compute_loss` (token masks),
+`_save_checkpoint` / `_load_optimizer_and_scheduler` (the lab's state, lab.pt) and `log` (the cost ledger's
+totals). The batch bookkeeping and the lab in TRL: docs/multi-gpu.md.
 """
 
 from __future__ import annotations
+
+import os
+from collections import defaultdict, deque
+from pathlib import Path
 
 import torch
 from transformers import TrainerCallback
@@ -16,7 +22,14 @@ from transformers.trainer_callback import ExportableState
 from trl import GRPOTrainer
 
 from pods.core.advantages import group_advantages
+from pods.core.algorithms import plan_update
+from pods.core.collect import collect, generated, subset
 from pods.core.downsample import NEEDS, select
+from pods.core.lab import LAB_FILE, Lab
+from pods.core.ledger_writer import step_rows
+from pods.integrations.trl.books import PODSBooks
+from pods.integrations.trl.lab_settings import lab_mode, lab_view
+from pods.integrations.trl.rounds import TRLSampler
 from pods.integrations.trl.sampler import PromptRepeatsMixin
 
 LEFT_PADDED = ("prompt_ids", "prompt_mask")  # the prompt side is left padded, everything else right padded
@@ -51,11 +64,54 @@ class PODSMixin:
     """Down-sampling on top of a GRPOTrainer class (TRL's, or Unsloth's patched one)."""
 
     def _pods_setup(self):
-        if self.args.pods_m > self.num_generations:
-            raise ValueError(f"pods_m={self.args.pods_m} exceeds num_generations={self.num_generations}")
+        args = self.args
+        if args.pods_m > self.num_generations:
+            raise ValueError(f"pods_m={args.pods_m} exceeds num_generations={self.num_generations}")
         self.add_callback(PODSRound())  # generation rounds so far; seeds `random` identically on all processes
         self._pods_rewards_per_func = None
         self.pods_last_selection: dict | None = None
+        self._pods_accuracy = args.pods_accuracy_reward or self.reward_func_names[0]
+        if self._pods_accuracy not in self.reward_func_names:
+            raise ValueError(f"pods_accuracy_reward={args.pods_accuracy_reward!r} is not one of the reward functions "
+                             f"{self.reward_func_names}")
+        self._pods_sampler = None  # the lab's rounds (pods/integrations/trl/rounds.py), or TRL's sampler's prompts
+        self._pods_lab = Lab(lab_view(args), num_prompts=max(self._pods_num_prompts(), 1), seed=args.seed)
+        if lab_mode(args):
+            self._pods_sampler = TRLSampler(self, self._pods_lab, self._pods_accuracy, args.seed)
+        if args.pods_token_mask != "none":  # TRL computes the token entropies and calls get_high_entropy_mask
+            self.top_entropy_quantile = args.pods_token_mask_quantile
+        self._pods_books = PODSBooks(budget=args.pods_token_budget, weight=args.pods_token_budget_weight,
+                                     metrics=self._metrics["train"], reduce=self.accelerator.reduce,
+                                     main=self.accelerator.is_main_process,
+                                     ledger_run_dir=args.output_dir if args.pods_ledger else None,
+                                     ledger_meta=self._pods_ledger_meta())
+        self.add_callback(self._pods_books)
+        self._pods_advantages = None  # the micro-batch's advantages, for adv_entropy_top (compute_loss)
+
+    def _pods_num_prompts(self) -> int:
+        """The training prompts the lab draws from by index (lab mode needs a map-style dataset)."""
+        try:
+            return len(self.train_dataset)
+        except TypeError:
+            if lab_mode(self.args):
+                raise ValueError("the PODS lab (pods_prompt_rule, pods_allocation, pods_dynamic_sampling, pods_ledger) "
+                                 "draws prompts by index: pass a map-style datasets.Dataset") from None
+            return 0
+
+    def _pods_ledger_meta(self) -> dict:
+        """The run's settings a replay of its ledger needs (ledger/_ledger.json; the keys of train.py's)."""
+        a, view = self.args, lab_view(self.args)
+        keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "allocation_budget",
+                "token_mask", "m_schedule", "dynamic_sampling")
+        return {**{k: view[k] for k in keys}, "scale_rewards": self.scale_rewards, "advantage_std": "sample",
+                "prompt_rule_options": dict(a.pods_prompt_rule_options or {}),
+                "allocation_options": dict(a.pods_allocation_options or {}), "algorithm": "pods", "seed": a.seed,
+                "accuracy_reward": self._pods_accuracy, "rewards": list(self.reward_func_names),
+                "num_prompts": self._pods_num_prompts(), "trainer": "trl"}
+
+    def _pods_m(self) -> int:
+        """m at the step in progress (pods_m, or its schedule's value)."""
+        return self._pods_lab.m(self.state.global_step)
 
     @property
     def _pods_counter(self) -> PODSRound:
@@ -67,6 +123,8 @@ class PODSMixin:
         return rewards_per_func
 
     def _generate_and_score_completions(self, inputs):
+        if self.model.training and self._pods_sampler is not None:
+            return self._pods_lab_step()
         self._pods_rewards_per_func = None
         output = super()._generate_and_score_completions(inputs)
         if not self.model.training:  # evaluation: TRL's n_eval completions, nothing dropped
@@ -78,6 +136,106 @@ class PODSMixin:
             )
         return self._pods_downsample(output, len(inputs))
 
+    # ----------------------------------------------------------------------------------------- the lab (rounds)
+
+    def _pods_lab_step(self) -> dict:
+        """One step of the lab: rounds through pods.core.collect (prompt rule, allocation, dynamic sampling), the
+        prompt rule's history and group filter, the kept rows' advantages, the books; this process's output."""
+        a, lab, sampler, step = self.args, self._pods_lab, self._pods_sampler, self.state.global_step
+        m = self._pods_m()
+        sampler.begin(step=step, m=m)
+        batch = collect(sampler, sampler.B, dynamic=a.pods_dynamic_sampling, metric=a.pods_dynamic_sampling_metric,
+                        max_rounds=a.pods_max_generation_rounds, short=a.pods_short_batch,
+                        budget=a.pods_allocation_budget)
+        lab.observe(*generated(batch))  # the prompt rule's history: every group generated, on every process alike
+        batch = subset(batch, lab.keep_groups(batch.total))  # a prompt rule's group filter (RAGEN's SNR)
+        idx, adv = plan_update(batch.total, "pods", m, a.pods_rule, scale=self.scale_rewards, kept=batch.idx)
+        output = sampler.output(batch, idx, adv)
+        self._pods_trim(output)
+        masked = a.pods_token_mask != "none"
+        self._pods_books.generated(
+            lengths=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
+            rollouts_trained=idx.numel(), prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen),
+            rounds=batch.rounds, trained_tokens=None if masked else float(output["num_items_in_batch"]))
+        self._pods_books.record(step + 1, step_rows(step + 1, batch, accuracy=self._pods_accuracy), resume_step=step)
+        kept_rewards = batch.total.gather(1, idx)  # [G, m]
+        self._pods_log(batch.total, idx, kept_rewards, False, step)
+        metrics = self._metrics["train"]
+        metrics["pods/generation_rounds"].append(float(batch.rounds))
+        metrics["pods/groups_trained"].append(float(len(batch.prompts)))
+        metrics["pods/prompts_skipped"].append(float(sum(len(rnd.skipped) for rnd, _, _ in batch.seen)))
+        metrics["pods/short_batch"].append(float(batch.short))
+        self._pods_completions_log_lab(batch, idx, adv)
+        self.pods_last_batch = {"batch": batch, "idx": idx, "advantages": adv, "m": m}
+        return output
+
+    def _pods_generate(self, rows: list[dict], k: int) -> dict:
+        """TRL's generation and scoring of this process's `rows`, in groups of k (TRL's num_generations for the
+        call); the gathered rewards stay in _pods_rewards_per_func."""
+        self._pods_rewards_per_func = None
+        n, self.num_generations = self.num_generations, k
+        try:
+            output = super()._generate_and_score_completions(rows)
+        finally:
+            self.num_generations = n
+        if self._pods_rewards_per_func is None:
+            raise RuntimeError("PODS could not read the gathered rewards: this GRPOTrainer never called "
+                               "_calculate_rewards (an incompatible TRL or Unsloth version?)")
+        return output
+
+    def _pods_lab_state(self) -> dict:
+        sampler = self._pods_sampler
+        return {"lab": self._pods_lab.state_dict(), "position": sampler.position,
+                "select": sampler.generator.get_state()}
+
+    def _save_checkpoint(self, model, trial):
+        if self._pods_sampler is not None and self.args.should_save:  # before trainer_state.json marks it complete
+            self._pods_books.flush()  # the rollout ledger holds every checkpointed step
+            folder = Path(self._get_output_dir(trial=trial)) / f"checkpoint-{self.state.global_step}"
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = folder / f".{LAB_FILE}.tmp"
+            torch.save(self._pods_lab_state(), tmp)
+            os.replace(tmp, folder / LAB_FILE)
+        super()._save_checkpoint(model, trial)
+
+    def _load_optimizer_and_scheduler(self, checkpoint):
+        super()._load_optimizer_and_scheduler(checkpoint)
+        if checkpoint is None or self._pods_sampler is None:
+            return
+        path = Path(checkpoint) / LAB_FILE
+        if not path.is_file():
+            raise RuntimeError(f"{checkpoint} has no {LAB_FILE} (the lab's prompt history, stream position and "
+                               "selection generator): it was written without the PODS lab; resume it with the "
+                               "settings it was written with")
+        state = torch.load(path, weights_only=True)
+        self._pods_lab.load_state_dict(state["lab"])
+        self._pods_sampler.position = int(state["position"])
+        self._pods_sampler.generator.set_state(state["select"])
+
+    # ----------------------------------------------------------------------------------------- token masks, logs
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        self._pods_advantages = inputs.get("advantages")  # adv_entropy_top weighs each token's entropy by |A|
+        return super().compute_loss(model, inputs, return_outputs=return_outputs,
+                                    num_items_in_batch=num_items_in_batch)
+
+    def get_high_entropy_mask(self, entropies, mask, threshold):
+        """TRL's entropy mask (pods_token_mask=entropy_top), or D3S's |advantage| x entropy (adv_entropy_top);
+        counts the tokens kept for the cost ledger."""
+        rule = self.args.pods_token_mask
+        if rule == "adv_entropy_top" and self._pods_advantages is not None:
+            a = self._pods_advantages.float().abs().view(-1, *[1] * (entropies.dim() - 1))
+            entropies = entropies * a.to(entropies.device)
+        kept = super().get_high_entropy_mask(entropies, mask, threshold)
+        if rule != "none" and self.model.training:
+            self._pods_books.trained(int(kept.sum()))
+        return kept
+
+    def log(self, logs: dict, start_time: float | None = None) -> None:
+        if self.model.training and self._pods_books.totals and not any(k.startswith("eval_") for k in logs):
+            logs = {**logs, **self._pods_books.totals}  # the cost ledger's running totals, exact
+        super().log(logs, start_time)
+
     def _pods_rewards(self) -> torch.Tensor:
         """[G * n] weighted reward sum as TRL computes it; NaN where no reward function scored."""
         per_func = self._pods_rewards_per_func  # [N, F]
@@ -85,14 +243,14 @@ class PODSMixin:
         rewards[torch.isnan(per_func).all(dim=1)] = torch.nan
         return rewards.float().cpu()
 
-    def _pods_select(self, rewards: torch.Tensor, lengths: torch.Tensor | None = None):
+    def _pods_select(self, rewards: torch.Tensor, lengths: torch.Tensor | None = None, m: int | None = None):
         """rewards [G, n] (NaN: unscorable), lengths [G, n] completion tokens (rules that need them) ->
         kept [G, m], kept rewards [G, m] (NaN kept), advantages [G, m].
 
         The selection sees an unscorable rollout at its group's mean; the advantages leave it out of
         the kept mean and std and give it 0 (group_advantages), as TRL's nanmean / nanstd do.
         """
-        m, rule, scale = self.args.pods_m, self.args.pods_rule, self.scale_rewards
+        m, rule, scale = m or self.args.pods_m, self.args.pods_rule, self.scale_rewards
         fill = torch.nan_to_num(torch.nanmean(rewards, dim=1, keepdim=True), nan=0.0)  # [G, 1]
         filled = torch.where(torch.isnan(rewards), fill, rewards)  # [G, n]
         generator = selection_generator(self.args.seed, self._pods_counter.round)
@@ -111,10 +269,10 @@ class PODSMixin:
                 f"but TRL gathered {rewards.numel()} rewards"
             )
         G = rewards.numel() // n
-        lengths = None
-        if "lengths" in NEEDS[self.args.pods_rule]:  # gathered in the rewards' (process-major) order
-            lengths = acc.gather(output["completion_mask"].sum(1)).float().cpu().view(G, n)
-        kept, kept_rewards, adv = self._pods_select(rewards.view(G, n), lengths)  # [G, m] each
+        tokens = output["completion_mask"] * output.get("tool_mask", 1)  # [local rows, T] tokens generated
+        lengths = acc.gather(tokens.sum(1)).float().cpu().view(G, n)  # in the rewards' (process-major) order
+        kept, kept_rewards, adv = self._pods_select(rewards.view(G, n), lengths if "lengths" in NEEDS[self.args.pods_rule]
+                                                    else None, m=self._pods_m())
         rows = (torch.arange(G).unsqueeze(1) * n + kept).flatten()  # [G * m] global row of each kept rollout
         order = rows.argsort()
         rows, adv_flat = rows[order], adv.flatten()[order]
@@ -136,11 +294,49 @@ class PODSMixin:
         new["num_items_in_batch"] = acc.gather(mask.sum()).sum()  # tokens in the kept batch, all processes
         self._pods_trim(new)
         self._pods_log(rewards.view(G, n), kept, kept_rewards, local, self._pods_counter.round)
+        self._pods_books.generated(lengths=[lengths.flatten()], rollouts_trained=kept.numel(), prompts_skipped=0,
+                                   rounds=1, trained_tokens=None if self.args.pods_token_mask != "none"
+                                   else float(new["num_items_in_batch"]))
+        self._pods_completions_log(kept, adv)
         counter = self._pods_counter
         self.pods_last_selection = {"round": counter.round, "rewards": rewards.view(G, n), "kept": kept,
                                     "advantages": adv, "rows": rows[mine], "local": local}
         counter.round += 1
         return new
+
+    def _pods_completions_log(self, kept: torch.Tensor, adv: torch.Tensor) -> None:
+        """TRL's completions log (log_completions) shows what was trained: the round's G x n rows with pods'
+        advantage for the kept m of each group (NaN for the others) and a `pods_kept` column."""
+        G, n = kept.shape[0], self.num_generations
+        shown = torch.full((G, n), float("nan")).scatter_(1, kept, adv.float())  # [G, n]
+        flags = torch.zeros(G, n, dtype=torch.bool).scatter_(1, kept, True)
+        queue = self._logs["advantages"]
+        for _ in range(min(G * n, len(queue))):
+            queue.pop()
+        queue.extend(shown.flatten().tolist())
+        self._logs["extra"]["pods_kept"].extend(flags.flatten().tolist())
+
+    def _pods_completions_log_lab(self, batch, idx: torch.Tensor, adv: torch.Tensor) -> None:
+        """The lab's completions log: every rollout generated this step (all rounds), its rewards, pods'
+        advantage where it was trained (NaN elsewhere) and `pods_kept`; TRL's calls' own rows replaced."""
+        if not self.log_completions:
+            return
+        logs = {"prompt": deque(), "completion": deque(), "advantages": deque(), "images": deque(),
+                "rewards": defaultdict(deque), "extra": defaultdict(deque)}
+        for rnd, _, places in batch.seen:
+            drawn = rnd.drawn()  # [B, N] entries that hold a rollout
+            for b, g in enumerate(places):
+                prompt = self.train_dataset[rnd.prompts[b]]["prompt"]
+                cols = drawn[b].nonzero().flatten().tolist()
+                ids = [rnd.rollouts.completion_ids[b * rnd.rollouts.n + j] for j in cols]
+                logs["prompt"].extend([prompt] * len(cols))
+                logs["completion"].extend(self.processing_class.batch_decode(ids, skip_special_tokens=True))
+                for name, values in rnd.per_fn.items():
+                    logs["rewards"][name].extend(values[b, cols].tolist())
+                trained = {int(j): float(a) for j, a in zip(idx[g], adv[g])} if g >= 0 else {}
+                logs["advantages"].extend(trained.get(j, float("nan")) for j in cols)
+                logs["extra"]["pods_kept"].extend(j in trained for j in cols)
+        self._logs = logs
 
     @staticmethod
     def _pods_check_key(key, value, local_rows):
