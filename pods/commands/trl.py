@@ -130,6 +130,8 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
     if cfg["algorithm"] == "grpo_ga" and any(k.startswith("pods_") for k in cfg["trl"]):
         raise ConfigError("algorithm grpo_ga trains on every rollout: remove the trl.pods_* keys")
     check_trl_keys(cfg["trl"], cfg["algorithm"], path)
+    if cfg["algorithm"] == "pods":
+        check_pods_settings(cfg["trl"], path, cfg.get("train_steps"))
     steps = cfg.get("train_steps")
     if steps is not None and "max_steps" in cfg["trl"]:
         raise ConfigError("give either train_steps or trl.max_steps, not both")
@@ -153,8 +155,41 @@ def check_trl_keys(trl_kwargs: dict, algorithm: str, preset) -> None:
         unknown.append(f"trl.{key}" + (f" (did you mean trl.{close[0]}?)" if close else ""))
     if unknown:
         raise ConfigError(f"preset {preset}: unknown setting(s) {', '.join(unknown)}: {cls.__name__} (TRL {trl.__version__}'s "
-                          "GRPOConfig plus pods_m, pods_rule, prompt_repeats) has no such field; fix the name or "
-                          "remove it (TRL's fields: https://huggingface.co/docs/trl/grpo_trainer)")
+                          "GRPOConfig plus pods_m, pods_rule, prompt_repeats and the lab's pods_* keys) has no such "
+                          "field; fix the name or remove it (TRL's fields: https://huggingface.co/docs/trl/grpo_trainer)")
+
+
+def check_pods_settings(trl_kwargs: dict, preset, train_steps=None) -> None:
+    """ConfigError (exit 2, before any model loads) for the PODS settings of a preset: each lab key checked by
+    train.py's schema walker (its sentences, the key in TRL's spelling), then PODSConfig's own checks (the lab's
+    combinations, m and the batch shape) on a config built from the preset alone."""
+    import warnings
+
+    from pods.config.aliases import CONFIG_ALIASES
+    from pods.config.fields import declared, field_problems
+    from pods.config.schema import TrainConfig
+    from pods.integrations.trl import PODSConfig
+
+    fields = {key: (f, annotation) for key, f, annotation in declared(TrainConfig)}
+    problems = []
+    for name, value in trl_kwargs.items():
+        if name.startswith("pods_") and name in CONFIG_ALIASES:
+            key = CONFIG_ALIASES[name].target
+            problems += [p.replace(key, f"trl.{name}") for p in field_problems(key, value, *fields[key])]
+    if not problems:
+        kwargs = {**trl_kwargs, "output_dir": "unused", "report_to": []}
+        if not torch.cuda.is_available():
+            kwargs.update(use_cpu=True, bf16=False, use_vllm=False)
+        if isinstance(train_steps, int) and "max_steps" not in trl_kwargs:
+            kwargs["max_steps"] = train_steps
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the real config, built later, warns
+                PODSConfig(**kwargs)
+        except ValueError as err:
+            problems.append(str(err))
+    if problems:
+        raise ConfigError(f"preset {preset}: " + "; ".join(problems))
 
 
 def as_grpo_ga(cfg: dict) -> dict:

@@ -1,6 +1,6 @@
 """PODSTrainer's books: the cost ledger in TRL's logs, the token budget's stop and the rollout ledger (main process).
 
-    books = PODSBooks(budget=2e6, weight=2.0, metrics=trainer._metrics["train"], reduce=acc.reduce, main=True)
+    books = PODSBooks(budget=2e6, weight=2.0, metrics=trainer._metrics["train"], total=sum_over_processes)
     trainer.add_callback(books)
     books.generated(lengths=[...], rollouts_trained=64, prompts_skipped=3, rounds=2, trained_tokens=812)
     books.record(step, rows, resume_step=k)   # pods.core.ledger rows, main process only; books.flush() before saves
@@ -27,9 +27,9 @@ from pods.core.ledger_writer import Ledger
 class PODSBooks(TrainerCallback, ExportableState):
     """Cost ledger, token budget, rollout ledger (see the module docstring)."""
 
-    def __init__(self, *, budget: float | None = None, weight: float = 1.0, metrics=None, reduce=None,
+    def __init__(self, *, budget: float | None = None, weight: float = 1.0, metrics=None, total=None,
                  main: bool = True, ledger_run_dir: str | Path | None = None, ledger_meta: dict | None = None):
-        self.budget, self.weight, self.metrics, self.reduce, self.main = budget, weight, metrics, reduce, main
+        self.budget, self.weight, self.metrics, self.total, self.main = budget, weight, metrics, total, main
         self.totals: dict = {}  # COST_TOTAL running totals up to the last finished step
         self.row: dict | None = None  # the last finished step's cost/* keys
         self._pending: dict | None = None  # the generation counts of the step in progress
@@ -58,10 +58,8 @@ class PODSBooks(TrainerCallback, ExportableState):
         p = self._pending or {"lengths": [], "rollouts_trained": 0, "prompts_skipped": 0, "rounds": 0,
                               "trained_tokens": 0.0, "masked": False}
         trained = p["trained_tokens"]
-        if p.get("masked") and self.reduce is not None:
-            trained = float(self.reduce(torch.tensor(float(self._masked)), reduction="sum"))
-        elif p.get("masked"):
-            trained = float(self._masked)
+        if p.get("masked"):  # every process's count (total: float -> float, summed over the processes)
+            trained = float(self._masked) if self.total is None else self.total(float(self._masked))
         self.row = cost_metrics(generated=p["lengths"], trained_tokens=trained, rollouts_trained=p["rollouts_trained"],
                                 prompts_skipped=p["prompts_skipped"], rounds=p["rounds"], previous=self.totals)
         self.totals = {key: self.row[key] for key in COST_TOTAL.values()}

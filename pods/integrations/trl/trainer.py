@@ -13,6 +13,7 @@ totals). The batch bookkeeping and the lab in TRL: docs/multi-gpu.md.
 from __future__ import annotations
 
 import os
+import time
 from collections import defaultdict, deque
 from pathlib import Path
 
@@ -81,12 +82,17 @@ class PODSMixin:
         if args.pods_token_mask != "none":  # TRL computes the token entropies and calls get_high_entropy_mask
             self.top_entropy_quantile = args.pods_token_mask_quantile
         self._pods_books = PODSBooks(budget=args.pods_token_budget, weight=args.pods_token_budget_weight,
-                                     metrics=self._metrics["train"], reduce=self.accelerator.reduce,
+                                     metrics=self._metrics["train"], total=self._pods_sum,
                                      main=self.accelerator.is_main_process,
                                      ledger_run_dir=args.output_dir if args.pods_ledger else None,
                                      ledger_meta=self._pods_ledger_meta())
         self.add_callback(self._pods_books)
         self._pods_advantages = None  # the micro-batch's advantages, for adv_entropy_top (compute_loss)
+
+    def _pods_sum(self, value: float) -> float:
+        """`value` summed over the processes."""
+        acc = self.accelerator
+        return float(acc.reduce(torch.tensor(value, device=acc.device), reduction="sum"))
 
     def _pods_num_prompts(self) -> int:
         """The training prompts the lab draws from by index (lab mode needs a map-style dataset)."""
@@ -157,9 +163,13 @@ class PODSMixin:
             lengths=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
             rollouts_trained=idx.numel(), prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen),
             rounds=batch.rounds, trained_tokens=None if masked else float(output["num_items_in_batch"]))
-        self._pods_books.record(step + 1, step_rows(step + 1, batch, accuracy=self._pods_accuracy), resume_step=step)
-        kept_rewards = batch.total.gather(1, idx)  # [G, m]
-        self._pods_log(batch.total, idx, kept_rewards, False, step)
+        if a.pods_ledger:
+            start = time.perf_counter()
+            rows = step_rows(step + 1, batch, accuracy=self._pods_accuracy)  # every process has the whole step
+            self._pods_books.record(step + 1, rows, resume_step=step)  # the main process writes it
+            self._metrics["train"]["pods/ledger_seconds"].append(time.perf_counter() - start)
+        if len(batch.prompts):  # [G, m] kept rewards of the trained groups (none: a step that trains no group)
+            self._pods_log(batch.total, idx, batch.total.gather(1, idx), False, step)
         metrics = self._metrics["train"]
         metrics["pods/generation_rounds"].append(float(batch.rounds))
         metrics["pods/groups_trained"].append(float(len(batch.prompts)))

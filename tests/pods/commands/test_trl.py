@@ -183,3 +183,27 @@ def test_two_step_cpu_run_writes_readable_metrics_and_reruns_as_a_no_op(tmp_path
     assert trainer.state.global_step == 1
     assert [json.loads(x)["step"] for x in (run_dir / "metrics.jsonl").read_text().splitlines()] == [0, 1]
     assert sorted(p.name for p in run_dir.glob("checkpoint-*")) == ["checkpoint-1"]
+
+
+@pytest.mark.parametrize("key, bad, train_key", [
+    ("pods_prompt_rule", "gresso", "rl.prompt_rule"),  # an unknown rule: the nearest names
+    ("pods_prompt_pool", "0", "rl.prompt_pool"),  # a bound (the schema walker's sentence)
+    ("pods_ledger", "yes", "logging.ledger"),  # a type
+    ("pods_allocation", "greso", "rl.allocation"),  # a name of another hook kind
+], ids=["unknown-rule", "bound", "type", "other-hook-kind"])
+def test_a_bad_lab_setting_gets_train_pys_sentence_before_any_model_loads(tmp_path, key, bad, train_key):
+    from pods.config.checks import validate
+    from pods.integrations.trl.lab_settings import in_trl_names
+    from helpers import compose_cfg
+
+    with pytest.raises(ConfigError) as ours:
+        train_trl.load_preset(TINY, [f"++trl.{key}={bad}"])
+    with pytest.raises(ConfigError) as theirs:  # the same mistake in train.py
+        validate(compose_cfg(["model=tiny", f"{train_key}={bad}"]))
+    sentence = next(line.strip(" -") for line in str(theirs.value).splitlines() if train_key in line)
+    assert in_trl_names(sentence).replace(train_key, f"trl.{key}") in str(ours.value)
+
+
+def test_a_bad_lab_setting_exits_2(capsys):
+    assert train_trl.main(["preset=tiny-cpu", "++trl.pods_allocation=speed", "++trl.loss_type=grpo"]) == 2
+    assert "pods_allocation=speed trains a varying number of groups" in capsys.readouterr().err

@@ -44,22 +44,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _command(run_dir: Path, processes: int) -> list[str]:
-    script = [str(ROOT / "scripts/train_trl.py"), *ARGS, f"run_dir={run_dir}"]
+def _command(run_dir: Path, processes: int, args=ARGS) -> list[str]:
+    script = [str(ROOT / "scripts/train_trl.py"), *args, f"run_dir={run_dir}"]
     if processes == 1:
         return [sys.executable, *script]
     return [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
             str(ROOT / "config/accelerate/cpu-2proc.yaml"), "--main_process_port", str(_free_port()), *script]
 
 
-def _run(run_dir: Path, processes: int) -> None:
-    proc = subprocess.run(_command(run_dir, processes), cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=900)
+def _run(run_dir: Path, processes: int, args=ARGS) -> None:
+    proc = subprocess.run(_command(run_dir, processes, args), cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
 
 
-def _run_and_kill(run_dir: Path, processes: int) -> None:
+def _run_and_kill(run_dir: Path, processes: int, args=ARGS) -> None:
     log = open(run_dir.parent / f"{run_dir.name}.log", "w")
-    proc = subprocess.Popen(_command(run_dir, processes), cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(_command(run_dir, processes, args), cwd=ROOT, env=ENV, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)  # its own process group: the launcher and every rank
     deadline = time.monotonic() + 600
     while not (run_dir / "checkpoint-4" / "trainer_state.json").is_file():
@@ -109,3 +109,30 @@ def test_two_processes_kill_and_resume(tmp_path):
     _run_and_kill(run_dir, 2)
     _run(run_dir, 2)
     _check_resumed(run_dir)
+
+
+LAB = ["--preset", str(ROOT / "config/trl/lab-cpu.yaml"), "model=tiny", "train_steps=8", "trl.save_steps=2",
+       "trl.eval_strategy=no", "trl.eval_on_start=false", "dataset.limit=6", "eval.limit=8",
+       "trl.per_device_train_batch_size=16", "trl.pods_token_budget=null", "trl.max_completion_length=4"]
+
+
+def test_two_processes_under_greso_and_ada_write_one_whole_ledger_across_kill_and_resume(tmp_path):
+    """2 processes, 2 prompts x up to 16 rollouts per step, 6 prompts (GRESO sees its history from step 4 on):
+    killed once checkpoint-4 is complete, rerun: the ledger holds steps 1..8 once each, every group once, and
+    replays its own rules at 100 %."""
+    import pyarrow.dataset as pds
+
+    from pods.analysis.replay import replay
+
+    run_dir = tmp_path / "lab"
+    _run_and_kill(run_dir, 2, LAB)
+    _run(run_dir, 2, LAB)
+    df = pds.dataset(run_dir / "ledger").to_table().to_pandas()
+    assert sorted(set(df.step)) == list(range(1, 9))
+    assert not df.duplicated(["step", "round", "slot", "status"]).any()
+    trained = df[df.status != "skipped"]
+    assert trained.groupby("step").size().tolist() == [2] * 8  # B = 16 x 2 processes / n = 16 prompts a step
+    assert set(trained.n) <= {8, 16} and len(list((run_dir / "ledger").glob("steps-*.parquet"))) >= 2
+    rows = {r["rule"]: r["agreement"] for r in replay([run_dir], ["balanced", "greso"])}
+    assert rows == {"balanced": 1.0, "greso": 1.0}
+    assert [r["step"] for r in _rows(run_dir)] == list(range(1, 9))  # metrics.jsonl: every step once
