@@ -16,6 +16,7 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
+import torch
 from trl import GRPOConfig
 
 from pods.core.downsample import RULES
@@ -73,9 +74,20 @@ def _repeats_field():
                                               "prompt, each selected and normalised on its own (1: TRL's sampler)"})
 
 
+def _cpu_as_cpu(base: type) -> property:
+    """`base.device`, with a CPU rank's `cpu:<index>` (accelerate's name on several CPU processes) spelled `cpu`:
+    transformers loads a multi-process run's optimizer with map_location=args.device, which torch.load cannot map
+    to `cpu:0`, so a 2-process CPU run could not resume (transformers 5.17, accelerate 1.15, torch 2.13)."""
+    def device(self):
+        found = base.device.fget(self)
+        return torch.device("cpu") if found.type == "cpu" else found
+
+    return property(device)
+
+
 def _make(name: str, base: type, fields: dict, annotations: dict, post_init, **extra) -> type:
     namespace = {"__annotations__": annotations, **fields, "__post_init__": post_init, "__module__": __name__,
-                 **extra}
+                 "device": _cpu_as_cpu(base), **extra}
     cls = dataclass(type(name, (base,), namespace))
     globals().setdefault(name, cls)  # importable by name, so pickle (training_args.bin) finds it
     return cls

@@ -217,7 +217,7 @@ class PODSMixin:
             raise RuntimeError(f"{checkpoint} has no {LAB_FILE} (the lab's prompt history, stream position and "
                                "selection generator): it was written without the PODS lab; resume it with the "
                                "settings it was written with")
-        state = torch.load(path, weights_only=True)
+        state = torch.load(path, map_location="cpu", weights_only=True)
         self._pods_lab.load_state_dict(state["lab"])
         self._pods_sampler.position = int(state["position"])
         self._pods_sampler.generator.set_state(state["select"])

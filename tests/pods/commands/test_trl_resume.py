@@ -112,12 +112,12 @@ def test_two_processes_kill_and_resume(tmp_path):
 
 
 LAB = ["--preset", str(ROOT / "config/trl/lab-cpu.yaml"), "model=tiny", "train_steps=8", "trl.save_steps=2",
-       "trl.eval_strategy=no", "trl.eval_on_start=false", "dataset.limit=6", "eval.limit=8",
+       "trl.eval_strategy=no", "trl.eval_on_start=false", "dataset.limit=10", "eval.limit=8",
        "trl.per_device_train_batch_size=16", "trl.pods_token_budget=null", "trl.max_completion_length=4"]
 
 
 def test_two_processes_under_greso_and_ada_write_one_whole_ledger_across_kill_and_resume(tmp_path):
-    """2 processes, 2 prompts x up to 16 rollouts per step, 6 prompts (GRESO sees its history from step 4 on):
+    """2 processes, 2 prompts x up to 16 rollouts per step, 10 prompts (GRESO sees its history from step 6 on):
     killed once checkpoint-4 is complete, rerun: the ledger holds steps 1..8 once each, every group once, and
     replays its own rules at 100 %."""
     import pyarrow.dataset as pds
