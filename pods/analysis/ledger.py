@@ -125,7 +125,7 @@ def read_ledger(path: str | Path, per_fn: bool = True) -> Recorded:
     table = pa.concat_tables(tables, promote_options="permissive")
     steps = table["step"].to_numpy()
     first = held.first_step
-    gaps = ([(1, first - 1, "the ledger was switched on later")] if first > 1 else []) + held.gaps()
+    gaps = ([(1, first - 1, f"the ledger starts at step {first}")] if first > 1 else []) + held.gaps()
     status = pc.cast(table["status"], pa.string()).to_numpy()
     prompts, positions = table["prompt"].to_numpy(), table["position"].to_numpy()
     n = table["n"].to_numpy()
