@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from pods.analysis.leaderboard import budget_grid, draw, markdown, reach_ratio, summarize
+from pods.analysis.leaderboard import budget_grid, draw, markdown, reach_ratio, reach_ratios, summarize
 from pods.analysis.loaders import load_paper_file
 from pods.analysis.traces import grid_values, metrics_rows, read_trace, write_authors_layout, zero_signal
 from pods.commands.speedup import main as speedup_main
@@ -112,6 +112,23 @@ def test_reach_ratio_is_zero_when_never_reached():
     grid = budget_grid(100, 2)
     base = np.array([[0.1, 0.2, 0.3], [0.1, 0.2, 0.3]])
     assert reach_ratio(grid, base - 0.05, base) == 0.0 and reach_ratio(grid, base, base) == pytest.approx(1.0)
+
+
+def test_grpo_reaches_its_own_final_with_ten_seeds():
+    # Ten seeds of rising curves on which the mean of the seeds' finals exceeds the seed-mean curve's last point in
+    # the last bit (numpy sums 10 rows pairwise): the target used to come from the one and the crossing from the
+    # other, so GRPO "never reached" its own final (ratio 0.0 against itself, None for any arm).
+    grid = budget_grid(1.2e6, 10)
+    base = np.cumsum(np.random.default_rng(9).uniform(0, 0.02, (10, 11)), 1)  # [S, K]
+    assert base[:, -1].mean() > base.mean(0)[-1]  # the data set that failed
+    assert reach_ratio(grid, base, base) == 1.0
+    assert reach_ratio(grid, base + 0.001, base) > 1.0
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # and every ten-seed baseline reaches its own final, at 1.00x
+        b = np.cumsum(rng.uniform(0, 0.02, (10, 11)), 1)
+        assert reach_ratio(grid, b, b) == 1.0
+    many = np.stack([base, base + 0.001, base - 1.0])  # [3, S, K]: the batched form agrees
+    assert reach_ratios(grid, many, np.stack([base] * 3)).tolist() == [1.0, reach_ratio(grid, base + 0.001, base), 0.0]
 
 
 def test_the_authors_layout_is_read_by_the_paper_loader_and_pods_speedup(tmp_path, capsys):
