@@ -7,7 +7,7 @@
 Contract: traces (pods.analysis.traces.Trace) of every arm list the SAME seeds in the same order (the
 pairing). Per metric (sampled, greedy): the final seed mean; the paired difference to the baseline's final
 (pods.analysis.paired.paired_difference); the budget ratio = baseline's budget to reach its own final seed mean
-over the arm's (linear between budget points; 0 = never within the budget) with its paired jackknife t interval;
+over the arm's (linear between budget points; 0 = never within the budget) with its paired bootstrap interval;
 "not separable" where an interval covers 1 (ratio) or 0 (difference). Also the classic views (steps, training
 seconds) and the zero-signal shares. A run that has not reached the budget yet is a ResultsError.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from pods.analysis.curves import stats
 from pods.analysis.figures import new_figure, save
-from pods.analysis.paired import paired_difference, paired_interval, separable
+from pods.analysis.paired import paired_bootstrap, paired_difference, separable
 from pods.analysis.speedup import first_reach
 from pods.analysis.traces import Trace, grid_values
 from pods.errors import ResultsError
@@ -96,7 +96,7 @@ def summarize(traces: dict[str, list[Trace]], grid: np.ndarray, labels: dict[str
             e = {"final": float(cur[m][:, -1].mean()), "final_per_seed": cur[m][:, -1].tolist()}
             if a != baseline:
                 e["diff"] = paired_difference(cur[m][:, -1], base[m][:, -1])
-                e["ratio"] = paired_interval(lambda x, y: reach_ratio(grid, x, y), cur[m], base[m], low=0.0)
+                e["ratio"] = paired_bootstrap(lambda x, y: reach_ratios(grid, x, y), cur[m], base[m])
                 e["verdict"] = _verdict(e["diff"], e["ratio"])
                 # the classic views: the same crossing on the steps and the training-seconds axes (point estimates)
                 for view in ("steps", "seconds"):
