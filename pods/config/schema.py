@@ -144,7 +144,8 @@ class RLConfig:
                                          "tokens trained (the cost ledger), reaches this (null: no token budget)",
                                          low=0, low_open=True, resume_safe=True)
     token_budget_weight: float = setting(1.0, "w of the cost: what one trained token costs in generated tokens "
-                                         "(docs/leaderboard.md: measured per tier)", low=0)
+                                         "(docs/leaderboard.md: measured per tier); used by rl.token_budget and "
+                                         "rl.save_tokens", low=0)
     save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
                                         "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
                                         resume_safe=True)
@@ -164,8 +165,8 @@ class RLConfig:
                                "history (docs/rules.md)")
     prompt_rule_options: dict | None = setting(None, "keyword arguments of rl.prompt_rule (e.g. {low: 0.2, "
                                                "high: 0.8} for band; null: its defaults)")
-    prompt_pool: int = setting(1, "a prompt rule is offered this many candidates per prompt it may pick at once "
-                               "(a selector such as mopps chooses among them; filters walk the stream)", low=1)
+    prompt_pool: int = setting(1, "a selector prompt rule (mopps) is offered this many candidates per prompt it "
+                               "picks, at least 2 (the other rules walk the stream: 1)", low=1)
     allocation: str = setting("none", "allocation rule: each prompt's number of rollouts over generation rounds "
                               "(docs/rules.md)")
     allocation_options: dict | None = setting(None, "keyword arguments of rl.allocation (e.g. {screen: 8} for "

@@ -7,8 +7,8 @@
     keep = rule.keep(rewards)                                # [G, n] -> [G] bool, after generation (group filter)
     state = rule.state_dict(); rule.load_state_dict(state)   # plain tensors and numbers: the checkpoint's
 
-Contract: `choose` returns ascending positions into `candidates` (filters: the first k not skipped; selectors:
-exactly min(k, C)); all its randomness comes from `generator`, so the same history and generator state give
+Contract: `choose` returns ascending positions into `candidates` (filters: the first k not skipped; selectors
+(`selects`): exactly min(k, C), so they need a pool of more than k to choose from); all its randomness comes from `generator`, so the same history and generator state give
 the same choice (kill -9 and resume). `update` is called once per step with every group generated that step.
 `keep` filters the step's generated groups (RAGEN's SNR filter acts there). Papers and code: docs/rules.md.
 """
@@ -41,6 +41,7 @@ class PromptRule:
     """Every candidate, in order (today's behaviour); no history. Subclasses override what they change."""
 
     version = 1
+    selects = False  # True: `choose` picks k of a larger pool (rl.prompt_pool >= 2); False: it walks the stream
 
     def __init__(self, num_prompts: int):
         if isinstance(num_prompts, bool) or not isinstance(num_prompts, int) or num_prompts < 1:
@@ -182,6 +183,7 @@ class MoPPS(PromptRule):
     rate per candidate and keep the k closest to `target` (their `topk` strategy). update: alpha <- decay *
     alpha + (1 - decay) * prior + pass_rate * n (beta: the failures)."""
 
+    selects = True
     def __init__(self, num_prompts: int, target: float = 0.5, prior_alpha: float = 1.0, prior_beta: float = 1.0,
                  decay: float = 1.0):
         super().__init__(num_prompts)

@@ -7,9 +7,10 @@
 
 Contract: every arm of a tier runs on the same token budget (rl.token_budget, rl.token_budget_weight = the tier's
 w), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
-same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm whose `needs` key is
-refused by the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused
-arm is a ConfigError. docs/leaderboard.md.
+same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm that sets a key the tier
+sets for every arm is a ConfigError (the tier would override it silently). An arm whose `needs` key is refused by
+the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused arm is a
+ConfigError. docs/leaderboard.md.
 """
 
 from __future__ import annotations
@@ -121,8 +122,25 @@ def train_overrides(tier: Tier, arm: Arm, seed: int, runs_dir: Path | None, mode
             "logging.progress=false", "evaluation=null", *start, *out, f"run_name={run_name}"]
 
 
+def _key(override: str) -> str:
+    """The key an override sets: `key=v`, `+key=v`, `~key`."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def tier_keys(tier: Tier) -> dict[str, str]:
+    """{key: override} of what the tier sets for every arm (its overrides, budget, seed, logging, start, output)."""
+    return {_key(o): o for o in train_overrides(tier, Arm("", ()), 0, Path("runs"), Path("model"), "run")}
+
+
 def arm_config(tier: Tier, arm: Arm, name: str):
     """The arm's composed config, checked as train.py checks it (ConfigError naming the arm)."""
+    fixed = tier_keys(tier)
+    clash = [o for o in arm.overrides if _key(o) in fixed]
+    if clash:
+        raise ConfigError(f"arm {name}: {' '.join(clash)} sets what the {tier.name} tier sets for every arm "
+                          f"({' '.join(fixed[_key(o)] for o in clash)}), which would override it without a word: the "
+                          "arms are compared on one budget, seeds, data and evaluation. Drop it from the arm (the "
+                          "budget: --budget, --points, --weight; seeds: --seeds)")
     try:
         cfg = compose(train_overrides(tier, arm, 0, None, None, name))
     except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown key or group option
