@@ -17,7 +17,7 @@ import argparse
 import numpy as np
 import torch
 
-from pods.core.collect import Round, collect
+from pods.core.collect import Round, Sampler, collect
 from pods.core.rollouts import Rollouts
 
 # data mixes: per-prompt success chances p [k] drawn with a numpy Generator
@@ -32,20 +32,28 @@ MIXES = {
 }
 
 
+class Simulated(Sampler):
+    """Rounds of B prompts of the mix, n Bernoulli(p) answers each; the update keeps all n."""
+
+    def __init__(self, mix: str, B: int, n: int, g: np.random.Generator):
+        self.mix, self.B, self.n, self.g = mix, B, n, g
+        self.ro = Rollouts(prompt_ids=[[0]] * B, completion_ids=[[1]] * (B * n), texts=[""] * (B * n), n=n)
+
+    def round(self, call: int, n: int | None = None) -> Round:
+        p = MIXES[self.mix](self.B, self.g)  # [B]
+        correct = torch.from_numpy(self.g.random((self.B, self.n)) < p[:, None])  # [B, n]
+        return Round(list(range(self.B)), self.ro, correct.float(), {"acc": correct.float()}, correct)
+
+    def keep(self, rnd: Round) -> torch.Tensor:
+        return torch.arange(self.n).expand(rnd.total.shape[0], -1)  # [B, n]
+
+
 def simulate(mix: str, rounds: int, B: int = 16, n: int = 16, steps: int = 2000, seed: int = 0) -> dict:
     """{short: share of steps ending short, drawn: mean prompts drawn per step} over `steps` simulated steps."""
-    g = np.random.default_rng(seed)
-    ro = Rollouts(prompt_ids=[[0]] * B, completion_ids=[[1]] * (B * n), texts=[""] * (B * n), n=n)
-    keep_all = lambda rnd: torch.arange(n).expand(rnd.total.shape[0], -1)  # noqa: E731  collect passes the round
-
-    def sample_round(r: int) -> Round:
-        p = MIXES[mix](B, g)  # [B]
-        correct = torch.from_numpy(g.random((B, n)) < p[:, None])  # [B, n]
-        return Round(list(range(B)), ro, correct.float(), {"acc": correct.float()}, correct)
-
+    sampler = Simulated(mix, B, n, np.random.default_rng(seed))
     short = drawn = 0
     for _ in range(steps):
-        batch = collect(sample_round, B, keep_all, dynamic=True, max_rounds=rounds, short="partial")
+        batch = collect(sampler, B, dynamic=True, max_rounds=rounds, short="partial")
         short += batch.short
         drawn += batch.drawn
     return {"short": short / steps, "drawn": drawn / steps}

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from hydra import compose, initialize_config_dir
 
-from pods.run import prepare, trainer
+from pods.run import prepare, sampler
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
 CONFIG_DIR = str(ROOT / "config")
@@ -56,16 +56,16 @@ def fake_score(texts, answers, cols, reward_cfg):
 
 
 def patch_task(monkeypatch=None):
-    """Use the in-test task in pods.run.prepare and pods.run.trainer (pytest monkeypatch, or permanently in a subprocess); the reward
+    """Use the in-test task in pods.run.prepare and pods.run.sampler (pytest monkeypatch, or permanently in a subprocess); the reward
     `digits` is registered, so pods.rewards.combined(cfg.dataset.rewards) finds it."""
     from pods import rewards
 
     if monkeypatch is None:
-        prepare.load_prompts, trainer.score = fake_prompts, fake_score
+        prepare.load_prompts, sampler.score = fake_prompts, fake_score
         rewards.REGISTRY["digits"] = digits_reward
     else:
         monkeypatch.setattr(prepare, "load_prompts", fake_prompts)
-        monkeypatch.setattr(trainer, "score", fake_score)
+        monkeypatch.setattr(sampler, "score", fake_score)
         monkeypatch.setitem(rewards.REGISTRY, "digits", digits_reward)
 
 

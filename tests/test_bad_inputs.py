@@ -139,7 +139,7 @@ def _ledgers(root: Path) -> None:
     import torch
 
     from pods.core import ledger as fmt
-    from pods.run.ledger import Ledger
+    from pods.core.ledger_writer import Ledger
 
     def write(name: str, steps) -> Path:
         led = Ledger(root / name, {"n": 4, "m": 2, "rule": "max_variance", "algorithm": "pods", "seed": 0})

@@ -1,4 +1,4 @@
-"""Read a run's rollout ledger (<run_dir>/ledger/, written by pods.run.ledger) into arrays, checked.
+"""Read a run's rollout ledger (<run_dir>/ledger/, written by pods.core.ledger_writer) into arrays, checked.
 
     rec = read_ledger("checkpoints/demo-...-seed0")        # a run directory or its ledger/ directory
     rec.rewards, rec.accuracy, rec.lengths, rec.kept        # [R, n] float, [R, n], [R, n], [R, k] of generated groups

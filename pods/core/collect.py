@@ -1,25 +1,23 @@
 """A training step's rollouts: generation rounds, dynamic sampling (DAPO's filter of uninformative groups), and an
 allocation rule's rounds of more rollouts for the same prompts.
 
-    batch = collect(sample_round, B=16, keep=keep, dynamic=True, metric="accuracy", max_rounds=30)
+    batch = collect(sampler, B=16, dynamic=True, metric="accuracy", max_rounds=30)
     batch.rollouts, batch.total, batch.per_fn, batch.idx   # G groups: Rollouts, [G, n], {name: [G, n]}, [G, k]
-    batch = collect(sample_round, 16, keep, allocation=lambda budget: make_allocation("speed", 24, 8, budget),
-                    sample_more=generate, budget=256)       # rows of unequal n: batch.counts [G]
+    batch = collect(sampler, 16, budget=256)   # sampler.allocation(...) a plan: rows of unequal n, batch.counts [G]
 
-Contract: `sample_round(call) -> Round` generates and scores B new prompts (`sample_round(call, n=k)`: k each);
-`keep(round) -> idx [B, k]` selects once per round. Without `dynamic`: one round, every group trained. With it, rounds
-run until B groups whose KEPT rollouts differ in `metric` (FILTER_METRICS) are found (the first B drawn) or
-`max_rounds` are spent; then `short` (SHORT_BATCH): `partial` trains those found (none: the last round's), `top_up`
-adds flat ones up to B, `error` raises ShortBatchError. `stop()` is asked between rounds (True raises RoundsStopped).
-`allocation(budget left)` -> a pods.core.allocation plan per round: `sample_more(call, prompts, k)` draws k more for
-each of those prompts until the plan is done; groups it does not train are dropped. docs/workbench.md, docs/rules.md.
+Contract: `sampler` (a `Sampler`) generates and scores: `round(call)` B new prompts, n rollouts each (`round(call,
+n=k)`: k each), `keep(round) -> idx [B, k]` selects once per round. Without `dynamic`: one round, every group trained.
+With it, rounds run until B groups whose KEPT rollouts differ in `metric` (FILTER_METRICS) are found (the first B
+drawn) or `max_rounds` are spent; then `short` (SHORT_BATCH): `partial` trains those found (none: the last round's),
+`top_up` adds flat ones up to B, `error` raises ShortBatchError. `stopping()` is asked between rounds (True raises
+RoundsStopped). `allocation(budget left)` -> a pods.core.allocation plan per round (None: no allocation rule):
+`more(call, prompts, k)` draws k more for each of those prompts until the plan is done; groups it does not train are
+dropped. docs/workbench.md, docs/rules.md.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
-
 import torch
 
 from pods.core.rollouts import Rollouts
@@ -37,6 +35,34 @@ class ShortBatchError(PodsError, RuntimeError):
 
 class RoundsStopped(Exception):
     """A stop was requested between generation rounds: the step in progress is dropped, not trained."""
+
+
+class Sampler:
+    """What a step's generation needs, as one object: collect's only source of rollouts (subclass it).
+
+    train.py's is pods.run.sampler.StepSampler, PODSTrainer's pods.integrations.trl.rounds.TRLSampler; `call`
+    numbers the step's generation calls from 0 (a sampling seed may depend on it)."""
+
+    def round(self, call: int, n: int | None = None) -> "Round":
+        """B new prompts (a prompt rule's pick), n rollouts each (None: the run's n), scored."""
+        raise NotImplementedError
+
+    def more(self, call: int, prompts: list[int], k: int) -> "Round":
+        """k more rollouts for each of `prompts` (an allocation rule's further rounds), scored: [len(prompts), k]."""
+        raise NotImplementedError(f"{type(self).__name__} cannot draw more rollouts for an allocation rule")
+
+    def keep(self, rnd: "Round") -> torch.Tensor:
+        """idx [B, k]: the update's selection of the round's groups (made once per round)."""
+        raise NotImplementedError
+
+    def allocation(self, budget: int | None):
+        """A fresh pods.core.allocation plan for a round of new prompts (budget: rollouts left this step; None: no
+        cap), or None without an allocation rule."""
+        return None
+
+    def stopping(self) -> bool:
+        """A stop was requested (asked between rounds only)."""
+        return False
 
 
 @dataclass
@@ -126,13 +152,12 @@ def choose_groups(flags: list[torch.Tensor], B: int, short: str = "partial",
     return sorted(good)
 
 
-def allocate(sample_round: Callable, sample_more: Callable, plan, B: int, *, call: int = 0,
-             stop: Callable[[], bool] = lambda: False, done: int = 0) -> tuple[Round, torch.Tensor, int, int]:
+def allocate(sampler: Sampler, plan, B: int, *, call: int = 0, done: int = 0) -> tuple[Round, torch.Tensor, int, int]:
     """B new prompts under an allocation plan (pods.core.allocation): their first rollouts, then rounds of more for
     the same prompts until the plan asks for none. Returns (Round [B', plan.n] with `counts`, trained [B'] bool,
     the next generation call's index, the rounds run). `done`: generation rounds already run this step."""
     k0 = int(plan.first(B).max())
-    first = sample_round(call, n=k0)
+    first = sampler.round(call, n=k0)
     counts = plan.first(len(first.prompts))  # [B'] (a prompt rule may offer fewer than B)
     if bool((counts != k0).any()):
         raise ValueError(f"allocation {plan.name!r}: a first round draws one n for every prompt, got {counts.tolist()}")
@@ -145,11 +170,11 @@ def allocate(sample_round: Callable, sample_more: Callable, plan, B: int, *, cal
              for j in range(k0)] for g in range(G)]  # [G] lists of (ids, text, finish reason), drawing order
     call, rounds = call + 1, 1
     while bool((more := plan.more(correct.float(), counts, round=rounds)).any()):
-        if stop():
+        if sampler.stopping():
             raise RoundsStopped(f"stopped before generation round {done + rounds + 1}")
         for k in sorted(set(more[more > 0].tolist())):  # one generation call per distinct number of rollouts
             gs = (more == k).nonzero().flatten().tolist()
-            piece = sample_more(call, [first.prompts[g] for g in gs], k)  # [len(gs), k]
+            piece = sampler.more(call, [first.prompts[g] for g in gs], k)  # [len(gs), k]
             call += 1
             for i, g in enumerate(gs):
                 c = int(counts[g])
@@ -168,37 +193,33 @@ def allocate(sample_round: Callable, sample_more: Callable, plan, B: int, *, cal
     return out, plan.trained(correct.float(), counts), call, rounds
 
 
-def collect(sample_round: Callable, B: int, keep: Callable, *, dynamic: bool = False,
-            metric: str = "accuracy", max_rounds: int = 1, short: str = "partial",
-            stop: Callable[[], bool] = lambda: False, allocation: Callable | None = None,
-            sample_more: Callable | None = None, budget: int | None = None) -> Batch:
+def collect(sampler: Sampler, B: int, *, dynamic: bool = False, metric: str = "accuracy", max_rounds: int = 1,
+            short: str = "partial", budget: int | None = None) -> Batch:
     """Run generation rounds until the step's groups are chosen (one round without `dynamic`); see the module."""
     if short not in SHORT_BATCH:
         raise ValueError(f"unknown short-batch behaviour {short!r}; valid: {', '.join(SHORT_BATCH)}")
-    if allocation is not None and sample_more is None:
-        raise ValueError("an allocation rule needs sample_more(call, prompts, k) to draw more rollouts")
     rounds, idxs, flags, eligible = [], [], [], []
     calls = spent = generation_rounds = 0
     for r in range(max_rounds if dynamic else 1):
-        if r and stop():
+        if r and sampler.stopping():
             raise RoundsStopped(f"stopped before generation round {generation_rounds + 1}")
-        if allocation is None:
-            rnd, calls, ran = sample_round(calls), calls + 1, 1
+        try:
+            plan = sampler.allocation(None if budget is None else budget - spent)
+            if plan is not None:
+                plan.first(B)
+        except ValueError:
+            if not rounds:
+                raise
+            break  # the step's budget cannot pay another batch's first round: dynamic sampling ends short
+        if plan is None:
+            rnd, calls, ran = sampler.round(calls), calls + 1, 1
             ok = torch.ones(len(rnd.prompts), dtype=torch.bool)
         else:
-            try:
-                plan = allocation(None if budget is None else budget - spent)
-                plan.first(B)
-            except ValueError:
-                if not rounds:
-                    raise
-                break  # the step's budget cannot pay another batch's first round: dynamic sampling ends short
-            rnd, ok, calls, ran = allocate(sample_round, sample_more, plan, B, call=calls, stop=stop,
-                                           done=generation_rounds)
+            rnd, ok, calls, ran = allocate(sampler, plan, B, call=calls, done=generation_rounds)
             spent += int(rnd.counts.sum())
         generation_rounds += ran
         rounds.append(rnd)
-        idx, flag = select_round(rnd, ok, keep, metric)
+        idx, flag = select_round(rnd, ok, sampler.keep, metric)
         idxs.append(idx)
         flags.append(flag)
         eligible.append(ok)
@@ -235,7 +256,7 @@ def collect(sample_round: Callable, B: int, keep: Callable, *, dynamic: bool = F
     )
 
 
-def select_round(rnd: Round, ok: torch.Tensor, keep: Callable, metric: str) -> tuple[torch.Tensor, torch.Tensor]:
+def select_round(rnd: Round, ok: torch.Tensor, keep, metric: str) -> tuple[torch.Tensor, torch.Tensor]:
     """The round's selection idx [B, k] (-1 rows for the groups `ok` [B] rules out: never selected) and its
     informative flags [B] (False for those)."""
     if bool(ok.all()):

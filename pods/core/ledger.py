@@ -2,7 +2,7 @@
 
     rows = group_rows(step=3, round_=0, prompts=[7, 2], status=["trained", "dropped"], total=total,
                       per_fn={"correct": acc}, accuracy=acc, lengths=lengths, kept=idx)   # [B, n] each, idx [B, k]
-    table = concat_rows([rows, ...])      # one step (every round, skipped prompts too): written by pods.run.ledger
+    table = concat_rows([rows, ...])      # one step (every round, skipped prompts too): pods.core.ledger_writer
 
 Contract: COLUMNS name the fixed columns; each reward function adds a list column `reward/<name>`. List columns hold
 one value per rollout ([n], n may differ per group), `kept` the indices trained ([k], [] when not trained).

@@ -1,7 +1,7 @@
 """Metrics and progress: a step's metrics row, `metrics.jsonl` always, wandb when enabled, phase timers, a tqdm bar.
 
     row = step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm)   # total [G, n], kept_idx [G, k]
-    row |= cost_metrics(generated=[...], trained_tokens=812, prompts_skipped=3, rounds=2, previous=last_row)
+    row |= pods.core.cost.cost_metrics(generated=[...], trained_tokens=812, ..., previous=last_row)
     timers = PhaseTimers()
     with timers("generation"): ...            # -> {"time/generation": seconds}
     log = MetricsLogger(run_dir, cfg, resume_step=0)   # log.close() when done
@@ -27,6 +27,7 @@ import torch
 from omegaconf import OmegaConf
 
 from pods.config.aliases import trl_metric_names
+from pods.core.cost import COST_TOTAL
 from pods.extras import require
 from pods.io import atomic_write_text, writing
 
@@ -246,24 +247,6 @@ def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm, c
 
 
 # ----------------------------------------------------------------------------- the cost ledger
-
-COST = ("tokens_generated", "tokens_trained", "rollouts_generated", "rollouts_trained", "prompts_skipped", "rounds")
-COST_TOTAL = {k: f"cost/{k}_total" for k in ("tokens_generated", "tokens_trained", "prompts_skipped")}
-
-
-def cost_metrics(*, generated: list[torch.Tensor], trained_tokens: float, rollouts_trained: int,
-                 prompts_skipped: int, rounds: int, previous: dict | None = None) -> dict:
-    """The step's cost: cost/<COST key>, plus running totals (COST_TOTAL) carried on from `previous`, the
-    last step's row (a resumed run's from its checkpoint). generated: completion lengths of every rollout
-    generated this step, one tensor per generation round; trained_tokens: tokens carrying the policy gradient."""
-    row = {"cost/tokens_generated": float(sum(float(g.sum()) for g in generated)),
-           "cost/tokens_trained": float(trained_tokens), "cost/rollouts_generated": sum(g.numel() for g in generated),
-           "cost/rollouts_trained": int(rollouts_trained), "cost/prompts_skipped": int(prompts_skipped),
-           "cost/rounds": int(rounds)}
-    for key, total in COST_TOTAL.items():
-        row[total] = (previous or {}).get(total, 0) + row[f"cost/{key}"]
-    return row
-
 
 def _short(x: float) -> str:
     """12345 -> 12.3k, 4.5e6 -> 4.5M: a progress-line number."""

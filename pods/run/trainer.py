@@ -2,8 +2,8 @@
 
     run_dir = pods.run.trainer.train(cfg)     # cfg: composed config/train.yaml (see train.py)
 
-`train` = `pods.run.prepare.prepare` then `loop`, whose `train_step` is: `generate_and_score` (B prompts a prompt
-rule picks -> n completions each -> rewards [B, n]) -> the prompt rule's history -> `plan_update` (which rollouts,
+`train` = `pods.run.prepare.prepare` then `loop`, whose `train_step` is: `generate_and_score` (pods.core.collect over
+a pods.run.sampler.StepSampler: B prompts a prompt rule picks -> n completions each -> rewards [B, n]) -> the prompt rule's history -> `plan_update` (which rollouts,
 their advantages) -> `optimize` (`policy_loss` over micro-batches, a token mask, clip, ONE optimizer step) -> weight
 hand-over -> `record` (the rollout ledger) -> `metrics_row` (the cost ledger) -> `save` when due. The run's position
 is one `RunState`. Rerunning resumes from the newest intact checkpoint; step k samples with `sampling_seed(seed, k)`.
@@ -15,41 +15,25 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from pods.backends.base import Sampling, sampling_seed
 from pods.cli import note
-from pods.core.algorithms import keep, plan_update
-from pods.core.collect import Batch, Round, RoundsStopped, ShortBatchError, collect, generated, subset
+from pods.core.algorithms import plan_update
+from pods.core.collect import Batch, RoundsStopped, ShortBatchError, collect, generated, subset
+from pods.core.cost import cost_metrics
 from pods.core.losses import policy_loss, runs_reference
-from pods.core.prompts import PromptStream
-from pods.errors import ConfigError, RewardError
+from pods.errors import RewardError
 from pods.run import budget, checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
-from pods.run.lab import LAB_FILE, Lab
-from pods.run.ledger import Ledger, step_rows
-from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, cost_metrics, step_metrics
+from pods.core.lab import LAB_FILE, Lab
+from pods.core.ledger_writer import Ledger, step_rows
+from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
 from pods.run.prepare import Ready, prepare
 from pods.run.samples import SampleLog
-
-
-def score(texts, answers, cols, reward) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """(total [N], {name: [N]}) from `reward` = pods.rewards.combined(cfg.dataset.rewards): the total training
-    optimises, every function's output checked there (pods.errors.RewardError)."""
-    total, per_fn = reward(texts, answers, **cols)
-    as_tensor = lambda xs: torch.tensor(xs, dtype=torch.float32)  # noqa: E731
-    return as_tensor(total), {k: as_tensor(v) for k, v in per_fn.items()}
-
-
-def score_groups(texts, batch, answers, cols, reward, n) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-    """Score the n completions of each prompt in `batch` (dataset indices [G]): (total [G, n], {name: [G, n]})."""
-    rep = lambda xs: [xs[i] for i in batch for _ in range(n)]  # noqa: E731  [G * n]
-    total, per_fn = score(texts, rep(answers), {k: rep(v) for k, v in cols.items()}, reward)
-    G = len(batch)
-    return total.view(G, n), {k: v.view(G, n) for k, v in per_fn.items()}
+from pods.run.sampler import StepSampler
 
 
 def _warn_short(batch, B: int, rl) -> bool:
@@ -77,7 +61,7 @@ def update(policy, kept, adv, cfg, timers=None, *, lab=None, entropy: bool = Fal
     """Accumulate the loss gradient over micro-batches of the kept rollouts; adv [G * k].
 
     Every micro-batch is normalised by the whole batch's count, so the accumulated gradient equals
-    the full-batch gradient. `lab` (pods.run.lab.Lab): its token mask picks the tokens that carry the
+    the full-batch gradient. `lab` (pods.core.lab.Lab): its token mask picks the tokens that carry the
     gradient; entropy=True (or a mask that needs it) measures each token's entropy in the same pass:
     "rollout_entropy" [G * k] (mean per completion) for the ledger. Returns metrics; no optimizer step here.
     """
@@ -132,7 +116,7 @@ class RunState:
     nonfinite: int = 0  # skipped (non-finite) steps in a row up to `checkpoint`
     updating: bool = False  # the step in progress has begun to change the weights
     rng_before: dict | None = None  # the RNG states when the step in progress began
-    lab: Lab | None = None  # prompt rule (its history), token mask, m schedule (pods.run.lab)
+    lab: Lab | None = None  # prompt rule (its history), token mask, m schedule (pods.core.lab)
     lab_before: dict | None = None  # the prompt rule's state when the step in progress began
 
     @classmethod
@@ -212,12 +196,12 @@ def loop(ready: Ready, *, on_step=None, clock=time.perf_counter) -> None:
     per step."""
     run = RunState.resumed(ready)
     run.lab = start_lab(ready)
-    stream = PromptStream(len(ready.prompts), ready.cfg.seed)
     books = Books(ready, run, clock)
+    sampler = StepSampler(ready, run.lab, books.timers, books.stop)  # prompts, rollouts, rewards, selection
     try:
         books.stop.install()
         while not run.done(ready.cfg.rl):
-            train_step(ready, run=run, books=books, stream=stream, on_step=on_step, clock=clock)
+            train_step(ready, run=run, books=books, sampler=sampler, on_step=on_step, clock=clock)
     except Exception as err:
         if isinstance(err, Interrupted):
             raise
@@ -227,14 +211,13 @@ def loop(ready: Ready, *, on_step=None, clock=time.perf_counter) -> None:
         books.close()
 
 
-def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStream, on_step, clock) -> None:
+def train_step(ready: Ready, *, run: RunState, books: Books, sampler: StepSampler, on_step, clock) -> None:
     """One step: generate and score (rounds), select and weigh, update, hand the weights over, log, save."""
     rl, timers = ready.cfg.rl, books.timers
     start, run.rng_before, run.updating = clock(), ckpt.rng_state(ready.gens), False
     run.lab_before = run.lab.state_dict()
     m = run.lab.m(run.step)  # rl.m, or its schedule's value at this step
-    batch, advance = generate_and_score(ready, run=run, m=m, stream=stream, timers=timers,
-                                        stop=lambda: books.stop.requested)
+    batch, advance = generate_and_score(ready, run=run, m=m, sampler=sampler)
     run.lab.observe(*generated(batch))  # the prompt rule's history: every group generated
     batch = subset(batch, run.lab.keep_groups(batch.total))  # a prompt rule's group filter (RAGEN's SNR)
     if batch.short and not books.warned_short:
@@ -278,42 +261,15 @@ def train_step(ready: Ready, *, run: RunState, books: Books, stream: PromptStrea
         raise Interrupted(books.stop.signum, run.step, run.checkpoint)
 
 
-def generate_and_score(ready: Ready, *, run: RunState, m: int, stream: PromptStream, timers,
-                       stop) -> tuple[Batch, int]:
+def generate_and_score(ready: Ready, *, run: RunState, m: int, sampler: StepSampler) -> tuple[Batch, int]:
     """B prompts (a prompt rule's pick) with n completions each, scored: one round, rounds until B informative
     groups (dynamic sampling), an allocation rule's rounds of more for the same prompts; and the stream positions
     they used (the data position advances by that)."""
-    rl, B = ready.cfg.rl, ready.cfg.rl.prompts_per_step
-    sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
-    cursor = [run.position]
-
-    def generate(call, drawn, k) -> Round:  # k completions for each prompt, scored
-        with timers("generation"):  # the sampling seed depends on (seed, step, call) only: resumable
-            seeded = replace(sampling, seed=sampling_seed(ready.cfg.seed, run.step, call))
-            ro = ready.generator.generate([ready.prompts[i] for i in drawn], k, seeded)  # G * k
-        with timers("scoring"):
-            total, per_fn = score_groups(ro.texts, drawn, ready.answers, ready.cols, ready.reward, k)  # [B, k]
-        return Round(list(drawn), ro, total, per_fn, per_fn[ready.accuracy] > 0)
-
-    def sample_round(call, n=rl.n) -> Round:  # B new prompts (pods.core.collect)
-        picked = run.lab.pick(stream, cursor[0], B)
-        cursor[0] += picked.consumed
-        if not picked.prompts:
-            raise ConfigError(f"rl.prompt_rule={rl.prompt_rule} skipped all {picked.consumed} prompts it was offered "
-                              f"(a whole epoch) at step {run.step + 1}: its history rules every prompt out; loosen "
-                              "rl.prompt_rule_options or use another rl.prompt_rule")
-        return replace(generate(call, picked.prompts, n), positions=picked.positions, skipped=picked.skipped,
-                       skipped_positions=picked.skipped_positions)
-
-    def keep_round(rnd):  # -> idx [B, k]: the update's selection, made once per round
-        with timers("selection"):
-            return keep(rnd.total, ready.algorithm, m, rl.rule, generator=ready.gens["select"],
-                        lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts)
-
-    batch = collect(sample_round, B, keep_round, dynamic=rl.dynamic_sampling, metric=rl.dynamic_sampling_metric,
-                    max_rounds=rl.max_generation_rounds, short=rl.short_batch, stop=stop,
-                    allocation=run.lab.allocation(m), sample_more=generate, budget=rl.allocation_budget)
-    return batch, cursor[0] - run.position
+    rl = ready.cfg.rl
+    sampler.begin(step=run.step, position=run.position, m=m)
+    batch = collect(sampler, rl.prompts_per_step, dynamic=rl.dynamic_sampling, metric=rl.dynamic_sampling_metric,
+                    max_rounds=rl.max_generation_rounds, short=rl.short_batch, budget=rl.allocation_budget)
+    return batch, sampler.position - run.position
 
 
 def record(books: Books, *, step: int, batch: Batch, accuracy: str, entropy) -> None:

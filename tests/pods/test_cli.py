@@ -123,7 +123,7 @@ def test_a_sweep_job_returns_its_failure_and_takes_ctrl_c_back(monkeypatch, caps
 def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, monkeypatch):
     import helpers as th
 
-    from pods.run import trainer
+    from pods.run import sampler, trainer
 
     th.patch_task(monkeypatch)
     th.skip_reward_check(monkeypatch)
@@ -135,7 +135,7 @@ def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, 
             raise RuntimeError("a verifier crashed")
         return th.fake_score(*args)
 
-    monkeypatch.setattr(trainer, "score", score)
+    monkeypatch.setattr(sampler, "score", score)
     with pytest.raises(RuntimeError) as info:
         trainer.train(th.tiny_cfg(tmp_path))
     assert cli.activity(info.value) == f"training step 2 of {tmp_path / 't'}"

@@ -15,7 +15,7 @@ from pods.commands.speedup import main as speedup_main
 from pods.core import ledger as fmt
 from pods.core.cost import measure_weight
 from pods.errors import ResultsError
-from pods.run.ledger import Ledger
+from pods.core.ledger_writer import Ledger
 
 FILES = {"sampled": "eval_results.json", "greedy": "eval_greedy.json"}
 W = 2.0

@@ -12,7 +12,7 @@ from pods.core import ledger as fmt
 from pods.core.algorithms import keep
 from pods.core.downsample import RULES
 from pods.errors import ConfigError, ResultsError
-from pods.run.ledger import Ledger
+from pods.core.ledger_writer import Ledger
 
 
 def fake_run(run_dir, *, steps=6, B=4, n=8, m=3, rule="max_variance", seed=0, rounds=2, levels=2):

@@ -5,13 +5,29 @@ import pytest
 import torch
 
 from pods.core.algorithms import keep
-from pods.core.collect import (MAX_ROUNDS, Round, RoundsStopped, ShortBatchError, choose_groups, collect, generated,
-                               has_spread, informative)
+from pods.core.collect import (MAX_ROUNDS, Round, RoundsStopped, Sampler, ShortBatchError, choose_groups, collect,
+                               generated, has_spread, informative)
 from pods.core.rollouts import Rollouts
 from pods.errors import PodsError
 
 ALL = lambda total: torch.arange(total.shape[1]).expand(total.shape[0], -1)  # noqa: E731  keep all n: GRPO
 KEEP_ALL = lambda rnd: ALL(rnd.total)  # noqa: E731  collect's keep takes the round
+
+
+class Scripted(Sampler):
+    """A sampler of scripted rounds: round(call[, n]) -> rounds(call[, n=n]), keep, more, an allocation plan maker
+    (budget -> plan) and a stop test, each a plain function."""
+
+    def __init__(self, rounds, keep=KEEP_ALL, more=None, plan=None, stop=lambda: False):
+        self.rounds, self.keep, self.plan, self.stopping = rounds, keep, plan, stop
+        if more is not None:
+            self.more = more
+
+    def round(self, call, n=None):
+        return self.rounds(call) if n is None else self.rounds(call, n=n)
+
+    def allocation(self, budget):
+        return None if self.plan is None else self.plan(budget)
 
 
 def test_has_spread_per_group():
@@ -64,14 +80,14 @@ def rounds_of(totals):
 
 
 def test_without_dynamic_sampling_one_round_trains_every_group():
-    b = collect(rounds_of([[[1, 1], [0, 1]], [[0, 1], [0, 1]]]), 2, KEEP_ALL)
+    b = collect(Scripted(rounds_of([[[1, 1], [0, 1]], [[0, 1], [0, 1]]])), 2)
     assert (b.rounds, b.drawn, b.drawn_informative, b.informative, b.short, b.prompts) == (1, 2, 1, 1, False, [0, 1])
     assert b.total.tolist() == [[1, 1], [0, 1]] and b.idx.tolist() == [[0, 1], [0, 1]]
 
 
 def test_dynamic_sampling_refills_until_B_groups_are_informative():
     totals = [[[1, 1], [0, 1]], [[0, 0], [1, 0]], [[0, 1], [0, 1]]]
-    b = collect(rounds_of(totals), 2, KEEP_ALL, dynamic=True, max_rounds=4)
+    b = collect(Scripted(rounds_of(totals)), 2, dynamic=True, max_rounds=4)
     assert (b.rounds, b.drawn, b.drawn_informative, b.informative, b.short) == (2, 4, 2, 2, False)
     assert b.prompts == [1, 3] and b.total.tolist() == [[0, 1], [1, 0]]
     assert b.per_fn["acc"].tolist() == [[0, 2], [2, 0]] and b.correct.tolist() == [[False, True], [True, False]]
@@ -87,28 +103,28 @@ def test_the_selection_is_made_once_per_round_and_carried_to_the_update():
         return torch.tensor([[0, 1]] * rnd.total.shape[0])
 
     totals = [[[1, 1, 0], [0, 1, 1]], [[0, 1, 0], [1, 1, 1]]]  # kept [0, 1]: round 0 group 1, round 1 group 0
-    b = collect(rounds_of(totals), 2, keep_first, dynamic=True, max_rounds=4)
+    b = collect(Scripted(rounds_of(totals), keep_first), 2, dynamic=True, max_rounds=4)
     assert calls == [(2, 3), (2, 3)] and b.prompts == [1, 2] and b.idx.tolist() == [[0, 1], [0, 1]]
 
 
 @pytest.mark.parametrize("short, prompts, informative_groups", [("partial", [4, 5], 0), ("top_up", [4, 5], 0)])
 def test_rounds_exhausted_with_every_group_flat(short, prompts, informative_groups):
     flat = [[[1, 1], [0, 0]]] * 3
-    b = collect(rounds_of(flat), 2, KEEP_ALL, dynamic=True, max_rounds=3, short=short)
+    b = collect(Scripted(rounds_of(flat)), 2, dynamic=True, max_rounds=3, short=short)
     assert (b.rounds, b.drawn, b.drawn_informative, b.informative, b.short) == (3, 6, 0, informative_groups, True)
     assert b.prompts == prompts and not has_spread(b.total).any()  # the last round's flat groups
 
 
 def test_a_short_batch_trains_fewer_groups_tops_up_or_stops():
     totals = [[[1, 0], [1, 1]], [[0, 0], [1, 1]]]
-    part = collect(rounds_of(totals), 2, KEEP_ALL, dynamic=True, max_rounds=2, short="partial")
+    part = collect(Scripted(rounds_of(totals)), 2, dynamic=True, max_rounds=2, short="partial")
     assert (part.prompts, part.short, part.informative, part.total.shape) == ([0], True, 1, (1, 2))
-    full = collect(rounds_of(totals), 2, KEEP_ALL, dynamic=True, max_rounds=2, short="top_up")
+    full = collect(Scripted(rounds_of(totals)), 2, dynamic=True, max_rounds=2, short="top_up")
     assert (full.prompts, full.short, full.informative) == ([0, 3], True, 1)
     with pytest.raises(ShortBatchError, match=r"found 1 of 2 groups whose kept rollouts differ in accuracy after "
                                               r"2 generation rounds \(4 prompts drawn\).*raise rl.max_generation_"
                                               rf"rounds \(at most {MAX_ROUNDS}\)") as err:
-        collect(rounds_of(totals), 2, KEEP_ALL, dynamic=True, max_rounds=2, short="error")
+        collect(Scripted(rounds_of(totals)), 2, dynamic=True, max_rounds=2, short="error")
     assert isinstance(err.value, PodsError)
 
 
@@ -120,10 +136,11 @@ def test_a_stop_between_rounds_ends_the_step_and_an_always_flat_reward_cannot_ho
         return make_round([[1, 1], [0, 0]], r=r)
 
     with pytest.raises(RoundsStopped, match="before generation round 4"):
-        collect(always_flat, 2, KEEP_ALL, dynamic=True, max_rounds=MAX_ROUNDS, stop=lambda: len(drawn) >= stop_after)
+        collect(Scripted(always_flat, stop=lambda: len(drawn) >= stop_after), 2, dynamic=True,
+                max_rounds=MAX_ROUNDS)
     assert drawn == [0, 1, 2]  # the signal is seen between rounds, never during one
     drawn.clear()
-    b = collect(always_flat, 2, KEEP_ALL, dynamic=True, max_rounds=MAX_ROUNDS)  # no signal: the bound ends it
+    b = collect(Scripted(always_flat), 2, dynamic=True, max_rounds=MAX_ROUNDS)  # no signal: the bound ends it
     assert len(drawn) == MAX_ROUNDS and b.short
 
 
@@ -140,11 +157,11 @@ def test_rollouts_groups_and_concat():
 
 def test_the_batch_lists_every_round_generated_with_each_groups_place_among_the_trained():
     rounds = [make_round([[0.0, 0.0], [0.0, 1.0]], r=0), make_round([[1.0, 0.0], [1.0, 1.0]], r=1)]
-    batch = collect(lambda r: rounds[r], 2, KEEP_ALL, dynamic=True, max_rounds=2)
+    batch = collect(Scripted(lambda r: rounds[r]), 2, dynamic=True, max_rounds=2)
     assert [rnd for rnd, _, _ in batch.seen] == rounds  # the rollout ledger records the dropped groups too
     assert [places for _, _, places in batch.seen] == [[-1, 0], [1, -1]]
     assert all(torch.equal(idx, ALL(rnd.total)) for rnd, idx, _ in batch.seen)
-    one = collect(lambda r: rounds[r], 2, KEEP_ALL)
+    one = collect(Scripted(lambda r: rounds[r]), 2)
     assert [places for _, _, places in one.seen] == [[0, 1]]
 
 
@@ -152,7 +169,7 @@ def test_a_group_filter_keeps_the_marked_groups_and_marks_the_others_dropped():
     from pods.core.collect import subset
 
     rounds = [make_round([[0.0, 1.0], [1.0, 0.0], [0.0, 0.5]])]
-    batch = collect(lambda r: rounds[r], 3, KEEP_ALL)
+    batch = collect(Scripted(lambda r: rounds[r]), 3)
     assert subset(batch, torch.tensor([True, True, True])) is batch
     two = subset(batch, torch.tensor([True, False, True]))
     assert two.prompts == [0, 2] and two.rollouts.num_groups == 2 and two.total.tolist() == [[0.0, 1.0], [0.0, 0.5]]
@@ -195,9 +212,8 @@ def test_speed_screens_every_prompt_and_finishes_only_those_with_a_mixed_screen(
     from pods.core.allocation import make_allocation
 
     sample_round, generate, calls = world(lambda p, j: SPEED_WORLD[p % 4](j), B=4)
-    b = collect(sample_round, 4, ragged_keep(4), allocation=lambda budget: make_allocation("speed", 8, 4, budget,
-                                                                                            screen=2),
-                sample_more=generate)
+    b = collect(Scripted(sample_round, ragged_keep(4), generate,
+                         plan=lambda budget: make_allocation("speed", 8, 4, budget, screen=2)), 4)
     assert calls == [(0, [0, 1, 2, 3], 2), (1, [2, 3], 6)]  # a screen of 2 each, then 6 more for the mixed two
     rnd, idx, places = b.seen[0]
     assert rnd.counts.tolist() == [2, 2, 8, 8] and places == [-1, -1, 0, 1]  # the screened-out: dropped groups
@@ -216,8 +232,8 @@ def test_ada_samples_each_prompt_until_it_has_enough_signal_within_the_budget():
     pattern = {0: lambda j: j % 2, 1: lambda j: j >= 8, 2: lambda j: 0}  # done at 4; at 12; never (cap n = 16)
     for budget, want, rounds in ((None, [4, 12, 16], 4), (30, [4, 12, 14], 4), (20, [4, 8, 8], 2)):
         sample_round, generate, calls = world(lambda p, j: pattern[p](j), B=3)
-        b = collect(sample_round, 3, ragged_keep(4, "balanced"), budget=budget, sample_more=generate,
-                    allocation=lambda left: make_allocation("ada", 16, 4, left, round_n=4))
+        b = collect(Scripted(sample_round, ragged_keep(4, "balanced"), generate,
+                             plan=lambda left: make_allocation("ada", 16, 4, left, round_n=4)), 3, budget=budget)
         assert b.counts.tolist() == want and b.rounds == rounds, budget
         assert sum(k * len(ps) for _, ps, k in calls) == sum(want) <= (budget or 48)
         assert [c for c, _, _ in calls] == list(range(len(calls)))  # each generation call its own seed index
@@ -231,12 +247,12 @@ def test_allocation_inside_dynamic_sampling_rounds_and_a_step_budget_across_them
 
     sample_round, generate, calls = world(lambda p, j: SPEED_WORLD[p % 4](j), B=4)
     alloc = lambda budget: make_allocation("speed", 8, 4, budget, screen=2)  # noqa: E731
-    b = collect(sample_round, 4, ragged_keep(4), dynamic=True, max_rounds=5, allocation=alloc, sample_more=generate)
+    b = collect(Scripted(sample_round, ragged_keep(4), generate, alloc), 4, dynamic=True, max_rounds=5)
     assert b.prompts == [2, 3, 6, 7] and b.drawn == 8 and b.rounds == 4 and not b.short  # 2 batches x 2 rounds
     assert [p for _, _, p in b.seen] == [[-1, -1, 0, 1], [-1, -1, 2, 3]]
     sample_round, generate, calls = world(lambda p, j: SPEED_WORLD[p % 4](j), B=4)
-    short = collect(sample_round, 4, ragged_keep(4), dynamic=True, max_rounds=5, allocation=alloc,
-                    sample_more=generate, budget=30)  # 20 for the first batch, 8 + 2 for the second, then spent
+    short = collect(Scripted(sample_round, ragged_keep(4), generate, alloc), 4, dynamic=True, max_rounds=5,
+                    budget=30)  # 20 for the first batch, 8 + 2 for the second, then spent
     assert short.prompts == [2, 3] and short.short and short.drawn == 8 and sum(k * len(p) for _, p, k in calls) == 30
     assert short.seen[1][0].counts.tolist() == [2, 2, 4, 2] and short.seen[1][2] == [-1] * 4  # cut short: not trained
 
@@ -245,13 +261,13 @@ def test_a_rule_that_finishes_no_prompt_trains_no_group_and_a_stop_ends_the_allo
     from pods.core.allocation import make_allocation
 
     sample_round, generate, _ = world(lambda p, j: 1, B=3)  # all right: speed screens every prompt out
-    b = collect(sample_round, 3, ragged_keep(2), sample_more=generate,
-                allocation=lambda budget: make_allocation("speed", 8, 2, budget, screen=2))
+    b = collect(Scripted(sample_round, ragged_keep(2), generate,
+                         plan=lambda budget: make_allocation("speed", 8, 2, budget, screen=2)), 3)
     assert b.prompts == [] and b.total.shape == (0, 8) and b.idx.shape == (0, 2) and len(b.seen[0][0].prompts) == 3
     sample_round, generate, _ = world(lambda p, j: 0, B=3)
     with pytest.raises(RoundsStopped, match="before generation round 2"):
-        collect(sample_round, 3, ragged_keep(2), sample_more=generate, stop=lambda: True,
-                allocation=lambda budget: make_allocation("ada", 8, 2, budget, round_n=2))
+        collect(Scripted(sample_round, ragged_keep(2), generate, stop=lambda: True,
+                         plan=lambda budget: make_allocation("ada", 8, 2, budget, round_n=2)), 3)
     with pytest.raises(ValueError, match="over the step's budget of 5"):
-        collect(sample_round, 3, ragged_keep(2), sample_more=generate, budget=5,
-                allocation=lambda budget: make_allocation("ada", 8, 2, budget, round_n=2))
+        collect(Scripted(sample_round, ragged_keep(2), generate,
+                         plan=lambda budget: make_allocation("ada", 8, 2, budget, round_n=2)), 3, budget=5)

@@ -1,8 +1,9 @@
 """pods.core.cost: the cost of a run so far, and w measured from a run's phase times."""
 
 import pytest
+import torch
 
-from pods.core.cost import measure_weight, spent
+from pods.core.cost import cost_metrics, measure_weight, spent
 from pods.errors import ResultsError
 
 
@@ -29,3 +30,12 @@ def test_w_skips_rows_without_the_cost_ledger_and_says_when_none_has_it():
     assert measure_weight([rows]) == pytest.approx(4.0)
     with pytest.raises(ResultsError, match="no metrics rows"):
         measure_weight([{2: rows[2]}])
+
+
+def test_cost_metrics_count_every_round_and_carry_running_totals():
+    row = cost_metrics(generated=[torch.tensor([[3, 4], [5, 6]]), torch.tensor([[1, 1]])], trained_tokens=9,
+                       rollouts_trained=2, prompts_skipped=3, rounds=2, previous={"cost/tokens_generated_total": 100})
+    assert row["cost/tokens_generated"] == 20 and row["cost/rollouts_generated"] == 6 and row["cost/rounds"] == 2
+    assert row["cost/tokens_trained"] == 9 and row["cost/rollouts_trained"] == 2 and row["cost/prompts_skipped"] == 3
+    assert row["cost/tokens_generated_total"] == 120 and row["cost/tokens_trained_total"] == 9
+    assert row["cost/prompts_skipped_total"] == 3

@@ -9,7 +9,8 @@ from omegaconf import OmegaConf
 
 from pods.core.cost import GENERATED, TRAINED
 from pods.run import budget, trainer
-from pods.run.metrics import COST_TOTAL, read_metrics
+from pods.core.cost import COST_TOTAL
+from pods.run.metrics import read_metrics
 
 from helpers import patch_task, skip_reward_check, tiny_cfg
 

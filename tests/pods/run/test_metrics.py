@@ -4,7 +4,6 @@ import json
 import os
 
 import pytest
-import torch
 
 from pods.run.metrics import METRICS_FILE, MetricsLogger, PhaseTimers, Progress, read_metrics, truncate_metrics
 
@@ -136,14 +135,3 @@ def test_a_failed_metrics_write_names_the_file_and_keeps_the_rows_before(tmp_pat
         log.log({"step": 2})
     log.close()
     assert read_metrics(tmp_path) == [{"step": 1}]
-
-
-def test_cost_metrics_count_every_round_and_carry_running_totals():
-    from pods.run.metrics import cost_metrics
-
-    row = cost_metrics(generated=[torch.tensor([[3, 4], [5, 6]]), torch.tensor([[1, 1]])], trained_tokens=9,
-                       rollouts_trained=2, prompts_skipped=3, rounds=2, previous={"cost/tokens_generated_total": 100})
-    assert row["cost/tokens_generated"] == 20 and row["cost/rollouts_generated"] == 6 and row["cost/rounds"] == 2
-    assert row["cost/tokens_trained"] == 9 and row["cost/rollouts_trained"] == 2 and row["cost/prompts_skipped"] == 3
-    assert row["cost/tokens_generated_total"] == 120 and row["cost/tokens_trained_total"] == 9
-    assert row["cost/prompts_skipped_total"] == 3

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pods.run import trainer
+from pods.run import sampler, trainer
 from pods.run.metrics import read_metrics
 
 HERE = Path(__file__).resolve().parent
@@ -35,7 +35,7 @@ class Crash(Exception):
 def run(tmp_path, monkeypatch, *extra, score=half_flat_score, **kw):
     patch_task(monkeypatch)
     skip_reward_check(monkeypatch)
-    monkeypatch.setattr(trainer, "score", score)
+    monkeypatch.setattr(sampler, "score", score)
     run_dir = trainer.train(tiny_cfg(tmp_path, *extra), **kw)
     return run_dir, read_metrics(run_dir)
 

@@ -1,10 +1,10 @@
 """The selection lab's hooks in the loop: prompt rule, token mask and m schedule from the config, with their state.
 
-    lab = Lab(cfg.rl, num_prompts=P, seed=cfg.seed)
+    lab = Lab(cfg.rl, num_prompts=P, seed=cfg.seed)   # rl: train.py's rl section, or any object with its key names
     picked = lab.pick(stream, position, B)       # before generation: pods.core.prompts.Picked
     lab.observe(prompts, correct)                # after scoring: every group generated this step ([G], [G, n])
     m = lab.m(step)                              # rl.m_schedule at this step (0-based)
-    plan = lab.allocation(m)                     # None, or budget left -> a pods.core.allocation plan (collect)
+    plan = lab.allocation(m, budget)             # a fresh pods.core.allocation plan (None: no rule)
     keep = lab.token_keep(mask, entropy, adv)    # [B, T] bool: the tokens that carry the gradient
     state = lab.state_dict(); lab.load_state_dict(state)   # lab.pt in each checkpoint
 
@@ -59,13 +59,12 @@ class Lab:
         return m_at(rl.m_schedule, step, m=rl.m, n=rl.n, m_end=rl.m_end,
                     horizon=rl.m_horizon if rl.m_horizon is not None else rl.max_steps)
 
-    def allocation(self, m: int):
-        """rl.allocation for a step that keeps m: budget left -> a fresh plan (pods.core.collect); None for none."""
+    def allocation(self, m: int, budget: int | None):
+        """A fresh rl.allocation plan for a round that keeps m, `budget` rollouts left (None: no cap); None for none."""
         rl = self.rl
         if rl.allocation == "none":
             return None
-        opts = dict(rl.allocation_options or {})
-        return lambda budget: make_allocation(rl.allocation, n=rl.n, m=m, budget=budget, **opts)
+        return make_allocation(rl.allocation, n=rl.n, m=m, budget=budget, **dict(rl.allocation_options or {}))
 
     def token_keep(self, mask: torch.Tensor, entropy: torch.Tensor | None, advantages: torch.Tensor | None):
         """[B, T] bool: of the completion tokens `mask`, those rl.token_mask lets carry the gradient."""

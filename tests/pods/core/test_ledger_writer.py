@@ -8,7 +8,7 @@ import torch
 
 from pods.core import ledger as fmt
 from pods.errors import ConfigError
-from pods.run import ledger as lw
+from pods.core import ledger_writer as lw
 
 
 def rows(step, G=3, n=4, m=2):

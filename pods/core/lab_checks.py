@@ -1,6 +1,7 @@
 """Start-up checks of the selection lab's settings: rl.rule / prompt_rule / allocation / token_mask / m_schedule.
 
     problems = lab_problems(cfg.rl)     # [] when the run can start; else one sentence per problem
+    (rl: train.py's rl section, or any mapping with its key names: PODSConfig's, pods.integrations.trl.config)
 
 Contract: each hook key names an entry of its registry (where it is implemented); a name of another hook kind says
 which key it belongs to, an unknown one the nearest names. Options are tried on the rule itself (its own message),
