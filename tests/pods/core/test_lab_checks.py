@@ -1,8 +1,8 @@
-"""pods.config.lab: the selection lab's settings that cannot act are refused, with what to set."""
+"""pods.core.lab_checks: the selection lab's settings that cannot act are refused, with what to set."""
 
 import pytest
 
-from pods.config.lab import lab_problems
+from pods.core.lab_checks import lab_problems
 from helpers import compose_cfg
 
 
