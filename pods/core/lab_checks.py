@@ -68,7 +68,7 @@ def lab_problems(rl) -> list[str]:
     opts = dict(rl.allocation_options or {})
     p += combination_problems(rule=rl.rule, m=m, n=n, algorithm=_algorithm(rl), prompt_rule=rl.prompt_rule,
                               allocation=rl.allocation, token_mask=rl.token_mask, m_schedule=rl.m_schedule,
-                              round_n=opts.get("round_n"))
+                              round_n=opts.get("round_n"), rule_scope=getattr(rl, "rule_scope", "group"))
     return p
 
 
