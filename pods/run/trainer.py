@@ -239,7 +239,7 @@ def train_step(ready: Ready, *, run: RunState, books: Books, sampler: StepSample
     step_seconds = clock() - start
     run.elapsed += step_seconds
     row = metrics_row(ready, run=run, batch=batch, idx=idx, stats=stats, grad_norm=grad_norm, lr=lr,
-                      skipped=skipped)
+                      skipped=skipped, batches=sampler.batches)
     budget_point = budget.crossed(run.row, row, rl)  # the leaderboard's budget points: the same for every arm
     run.row = row
     if books.samples.due(run.step):  # what the model writes: samples.jsonl (and a wandb table)
@@ -304,9 +304,11 @@ def optimize(ready: Ready, *, kept, adv, elapsed: float, timers, lab=None,
     return stats, grad_norm, lr, skipped
 
 
-def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_norm, lr, skipped) -> dict:
-    """The step's metrics.jsonl row (keys: docs/training.md)."""
+def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_norm, lr, skipped,
+                batches=None) -> dict:
+    """The step's metrics.jsonl row (keys: docs/training.md); `batches`: the step's decoded generation batches."""
     rollouts = batch.rollouts
+    kept = rollouts.select(idx)
     return {"step": run.step, "elapsed_seconds": run.elapsed, "data_position": run.position,
             "optimizer_steps": ready.scheduler.optimizer_steps, "algorithm": ready.algorithm, "lr": lr,
             **step_metrics(rollouts, batch.total, batch.per_fn, batch.correct, idx, stats, grad_norm,
@@ -319,6 +321,8 @@ def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_n
             **cost_metrics(generated=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
                            trained_tokens=stats["trained_tokens"], rollouts_trained=int((idx >= 0).sum()),
                            prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen), rounds=batch.rounds,
+                           batches=batches, tokens_updated=sum(len(p) + len(c) for p, c in
+                                                               zip(kept.flat_prompt_ids(), kept.completion_ids)),
                            previous=run.row)}
 
 

@@ -49,6 +49,11 @@ def test_every_step_is_in_the_ledger_and_its_cost_in_metrics(tmp_path, monkeypat
         assert row["cost/tokens_trained"] == sum(sum(r.length[r.kept]) for _, r in step.iterrows())
         assert row["cost/rollouts_generated"] == 16 and row["cost/rollouts_trained"] == 8
         assert row["cost/prompts_skipped"] == 0 and row["cost/rounds"] == 1 and "time/ledger" in row
+        longest = max(max(x) for x in step.length)  # one generation call, decoded as one batch of 16
+        assert row["cost/generation_batches"] == 1 and row["cost/decode_steps"] == longest
+        assert row["cost/tokens_padded"] == 16 * longest and row["cost/prompt_tokens"] > 0
+        assert row["cost/context_tokens"] > row["cost/tokens_generated"]  # every token attends to its prompt
+        assert row["cost/tokens_updated"] == row["cost/tokens_trained"] + row["cost/prompt_tokens"] / 2  # 8 of 16
     assert rows[-1]["cost/tokens_generated_total"] == sum(r["cost/tokens_generated"] for r in rows)
     assert replay([run_dir], ["max_variance"])[0]["agreement"] == 1.0
 
@@ -196,7 +201,8 @@ def test_sigkill_and_resume_under_an_allocation_rule_equal_the_uninterrupted_run
     assert a[cols].values.tolist() == b[cols].values.tolist()
     assert [r.tolist() for r in a.reward] == [r.tolist() for r in b.reward]
     assert [r.tolist() for r in a.kept] == [r.tolist() for r in b.kept]
-    keys = ["cost/rollouts_generated", "cost/tokens_generated", "cost/rounds", "cost/tokens_generated_total"]
+    keys = ["cost/rollouts_generated", "cost/tokens_generated", "cost/rounds", "cost/tokens_generated_total",
+            "cost/generation_batches_total", "cost/decode_steps_total", "cost/tokens_padded_total"]
     assert [[r[k] for k in keys] for r in resumed] == [[r[k] for k in keys] for r in straight]
     check_allocation_steps(straight, b)
 
