@@ -167,8 +167,9 @@ def start(cfg, run_cfg, rdir: Path, examples) -> Ready:
 def ledger_meta(cfg, algorithm: str, accuracy: str, num_prompts: int | None = None) -> dict:
     """The run's settings a replay of its ledger needs (ledger/_ledger.json); num_prompts once the prompts load."""
     rl = cfg.rl
-    keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "allocation_budget",
-            "token_mask", "m_schedule", "scale_rewards", "advantage_std", "dynamic_sampling")
+    keys = ("n", "m", "rule", "rule_scope", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation",
+            "allocation_budget", "token_mask", "m_schedule", "scale_rewards", "advantage_std", "advantage_over",
+            "dynamic_sampling")
     return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
             "allocation_options": dict(rl.allocation_options or {}), "algorithm": algorithm, "seed": cfg.seed,
             "accuracy_reward": accuracy, "rewards": [r["name"] for r in cfg.dataset.rewards],
