@@ -122,7 +122,8 @@ class Holdings:
         if len(missing) and not out:
             lost = [n for n in self.absent if (r := fmt.FILE.match(n)) and int(r.group(1)) <= int(missing[-1])
                     and int(r.group(2)) >= int(missing[0])]
-            why = f": {', '.join(lost)}, listed in its {fmt.META}, {'is' if len(lost) == 1 else 'are'} not there" if lost else ""
+            verb = "is" if len(lost) == 1 else "are"
+            why = f": {', '.join(lost)}, listed in its {fmt.META}, {verb} not there" if lost else ""
             out.append(f"{self.dir} is truncated: {_steps(missing)} missing ({len(missing)} of "
                        f"{len(self.expected(through))}){why}")
         return out
@@ -203,7 +204,8 @@ def _read(path: Path, meta: dict, listed: dict | None) -> DataFile:
         f.damage = f"cannot be read: cut short or damaged ({str(err).splitlines()[0]})"
         return f
     if not isinstance(tag, dict) or fmt.version_problem(tag):
-        f.foreign = f"is not a file of this ledger ({fmt.version_problem(tag) if isinstance(tag, dict) else 'no pods_ledger metadata'})"
+        why = fmt.version_problem(tag) if isinstance(tag, dict) else "no pods_ledger metadata"
+        f.foreign = f"is not a file of this ledger ({why})"
         return f
     f.ledger, f.rows = tag.get("ledger"), table.num_rows
     step, rnd, slot = (table[c].to_numpy() for c in ("step", "round", "slot"))

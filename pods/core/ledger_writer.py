@@ -230,7 +230,8 @@ def switch_off(run_dir: Path, step: int, log=print) -> None:
         return
     problems = held.problems(through=step)
     if problems:
-        log(f"warning: the rollout ledger in {directory} is left as it is (logging.ledger=false): {'; '.join(problems)}")
+        log(f"warning: the rollout ledger in {directory} is left as it is (logging.ledger=false): "
+            f"{'; '.join(problems)}")
         return
     files = LedgerFiles(directory, held.meta, held, log)
     files.meta[idx.GAPS] = _gaps(held, step, off=True)

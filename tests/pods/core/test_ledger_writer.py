@@ -131,7 +131,8 @@ def copy_of_another_runs_ledger(tmp_path):
 
 def another_ledgers_file(tmp_path):
     other = written(tmp_path / "other")
-    os.replace(other / "steps-00000004-00000006.parquet", tmp_path / "run" / "ledger" / "steps-00000004-00000006.parquet")
+    name = "steps-00000004-00000006.parquet"
+    os.replace(other / name, tmp_path / "run" / "ledger" / name)
 
 
 def an_older_ledger_with_a_step_in_two_files(tmp_path):
@@ -148,7 +149,8 @@ STOPS = {  # damage up to the checkpoint (step 6) or another run's data: (make i
     "first-file-deleted": (lambda t: delete(t / "run/ledger/steps-00000001-00000003.parquet"),
                            r"is truncated: steps 1-3 are missing \(3 of 6\): steps-00000001-00000003.parquet, "
                            "listed in its _ledger.json, is not there"),
-    "copied-from-another-run": (copy_of_another_runs_ledger, r"is another run's ledger: it records n = 8 \(this run: 4\)"),
+    "copied-from-another-run": (copy_of_another_runs_ledger,
+                                r"is another run's ledger: it records n = 8 \(this run: 4\)"),
     "another-ledgers-file": (another_ledgers_file, "steps-00000004-00000006.parquet was written by another ledger"),
     "step-in-two-files": (an_older_ledger_with_a_step_in_two_files,
                           "steps 4-6 are in both steps-00000004-00000006.parquet and steps-4-6.parquet"),
@@ -188,7 +190,7 @@ def test_resume_sets_a_damaged_tail_aside_and_records_its_steps_again(tmp_path):
     led.close()
     held = idx.read_back(d, expect=META, ledger_id=led.id)
     assert held.problems() == [] and held.held().tolist() == [1, 2, 3, 4, 5, 6]
-    assert sorted(steps_on_disk(tmp_path / "run")) == [s for s in range(1, 7) for _ in range(3)]  # pyarrow skips _set-aside
+    assert sorted(steps_on_disk(tmp_path / "run")) == [s for s in range(1, 7) for _ in range(3)]  # _set-aside skipped
 
 
 def test_resume_sets_a_stray_copy_aside_and_counts_its_steps_once(tmp_path):
