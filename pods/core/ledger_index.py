@@ -2,7 +2,7 @@
 
     held = read_back(run_dir / "ledger", expect={"n": 16, "seed": 0}, ledger_id=state.get("ledger_id"))
     held.problems(through=k)   # [] or one sentence per problem, each naming its file (damage, another run's data)
-    held.files, held.stray     # the ledger's own data files; data files it does not list (never counted)
+    held.files, held.stray     # the ledger's own data files; other files it holds (never counted)
     held.gaps(through=k)       # [(first, last, why)]: steps the run trained without recording them
 
 Contract: the index (_ledger.json) names the ledger (`id`, also in each file's Parquet metadata), lists its files
@@ -64,7 +64,7 @@ class Holdings:
     dir: Path
     meta: dict | None
     files: list[DataFile]  # the ledger's own, by first step
-    stray: list[DataFile]  # Parquet files in the directory that the index does not list
+    stray: list[DataFile]  # files in the directory the index does not list (any name pyarrow.dataset would read)
     absent: list[str]  # files the index lists that are not there
     index_problems: list[str]
 
@@ -167,7 +167,8 @@ def read_back(directory: str | Path, *, expect: dict | None = None, ledger_id: s
     meta, problems = read_index(directory)
     if meta is not None and not problems:
         problems += _identity(directory, meta, expect or {}, ledger_id)
-    found = sorted(p for p in directory.glob("*.parquet") if p.is_file()) if directory.is_dir() else []
+    found = sorted(p for p in directory.iterdir() if p.is_file() and not p.name.startswith(("_", "."))) \
+        if directory.is_dir() else []  # what pyarrow.dataset reads: a copy named *.bak too
     if meta is None and found and not problems:
         problems.append(f"{directory} holds ledger files but no {fmt.META} (its index)")
     listed = (meta or {}).get(FILES)

@@ -193,12 +193,14 @@ def test_resume_sets_a_damaged_tail_aside_and_records_its_steps_again(tmp_path):
     assert sorted(steps_on_disk(tmp_path / "run")) == [s for s in range(1, 7) for _ in range(3)]  # _set-aside skipped
 
 
-def test_resume_sets_a_stray_copy_aside_and_counts_its_steps_once(tmp_path):
+@pytest.mark.parametrize("name", ["steps-1-3.parquet", "steps-00000001-00000003.parquet.bak"])
+def test_resume_sets_a_stray_copy_aside_and_counts_its_steps_once(tmp_path, name):
+    """The same steps under another name, .parquet or not: pyarrow.dataset reads both (issue 42)."""
     d = written(tmp_path / "run")
-    shutil.copy(d / "steps-00000001-00000003.parquet", d / "steps-1-3.parquet")  # the same steps, another name
+    shutil.copy(d / "steps-00000001-00000003.parquet", d / name)
     lines = []
     lw.Ledger(tmp_path / "run", META, resume_step=6, log=lines.append).close()
-    assert (d / idx.SET_ASIDE / "not-in-index.steps-1-3.parquet").exists()
+    assert (d / idx.SET_ASIDE / f"not-in-index.{name}").exists() and not (d / name).exists()
     assert "not in index" in lines[0]
     assert sorted(steps_on_disk(tmp_path / "run")) == [s for s in range(1, 7) for _ in range(3)]
 
