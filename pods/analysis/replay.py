@@ -23,7 +23,7 @@ import torch
 
 from pods.analysis.ledger import Recorded, read_ledger
 from pods.analysis.settings import find_run_dirs
-from pods.core.advantages import group_advantages
+from pods.core.advantages import kept_advantages
 from pods.core.algorithms import keep
 from pods.core.downsample import RULES
 from pods.core.allocation import ALLOCATIONS
@@ -99,14 +99,14 @@ def replay_rollout(rec: Recorded, rule: str, m: int | None = None) -> dict:
     if not 1 <= m <= n_min:
         held = f"{n_min} rollouts (n)" if n_min == n_max else f"{n_min} to {n_max} rollouts (n: an allocation rule's)"
         raise ConfigError(f"--m {m}: the recorded groups hold {held}, so m must lie in 1..{n_min}")
-    own = rule == rec.meta.get("rule") and m == run_m
+    own = rule == rec.meta.get("rule") and m == run_m and rec.meta.get("rule_scope", "group") == "group"
     algorithm = rec.meta.get("algorithm", "pods") if own else "pods"
     idx = _select(rec, rule, m, algorithm)  # [R, k]
     rewards = torch.from_numpy(rec.rewards).float()
     kept_r = rewards.gather(1, idx)  # [R, k]
     kept_ok = torch.from_numpy(rec.accuracy).float().gather(1, idx) > 0  # [R, k]
-    adv = group_advantages(kept_r, scale=rec.meta.get("scale_rewards", "group"),
-                           std=rec.meta.get("advantage_std", "sample"))  # [R, k]
+    adv = kept_advantages(rewards, idx, over=rec.meta.get("advantage_over", "kept"),
+                          scale=rec.meta.get("scale_rewards", "group"), std=rec.meta.get("advantage_std", "sample"))
     trained_len = torch.from_numpy(rec.lengths).float().gather(1, idx)  # [R, k]
     row = {"rule": rule, "groups": len(rec.steps), "m": m,
            "kept_reward_var": float(kept_r.var(dim=1, unbiased=False).mean()),

@@ -75,23 +75,28 @@ def _rl(cfg) -> list[str]:
                     if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
     if rl.max_steps is None and rl.max_time is None and rl.token_budget is None:
         p.append("the run never stops: set rl.max_steps, rl.max_time or rl.token_budget")
-    return p + _saving(rl) + _n_m(rl) + _dynamic(rl) + lab_problems(rl) + _budget(cfg)
+    return p + _saving(rl) + _budget(rl) + _time_budget(cfg) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
 
 
-def _budget(cfg) -> list[str]:
-    """rl.budget_cost=seconds needs a profile that loads and was measured on the run's backend."""
+def _time_budget(cfg) -> list[str]:
+    """rl.budget_cost=seconds needs a profile that loads and was measured on the run's backend; a profile or a
+    token weight that would not act is refused."""
     rl = cfg.rl
     if rl.budget_cost != "seconds":
         return [f"rl.budget_profile={rl.budget_profile} prices seconds only: set rl.budget_cost=seconds, or "
                 "rl.budget_profile=null"] if rl.budget_profile is not None else []
+    p = []
+    if rl.token_budget_weight != getattr(RLConfig, "token_budget_weight"):
+        p.append(f"rl.token_budget_weight={rl.token_budget_weight} weighs tokens, but rl.budget_cost=seconds prices "
+                 f"steps on rl.budget_profile: leave it at {getattr(RLConfig, 'token_budget_weight')}")
     if rl.budget_profile is None:
-        return [f"rl.budget_cost=seconds needs rl.budget_profile: one of {', '.join(profiles.known())} or a profile "
-                "file (`pods gpu-check --config ... --random-weights` measures one)"]
+        return p + [f"rl.budget_cost=seconds needs rl.budget_profile: one of {', '.join(profiles.known())} or a "
+                    "profile file (`pods gpu-check --config ... --random-weights` measures one)"]
     try:
         profiles.load(rl.budget_profile).check_backend(str(cfg.backend.name))
     except ConfigError as err:
-        return [f"rl.budget_profile: {err}"]
-    return []
+        p.append(f"rl.budget_profile: {err}")
+    return p
 
 
 def _dynamic(rl) -> list[str]:
@@ -102,6 +107,17 @@ def _dynamic(rl) -> list[str]:
         return [f"{', '.join(changed)}: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
                 f"{', '.join(f'rl.{k}' for k in keys)} at their defaults "
                 f"({', '.join(str(getattr(RLConfig, k)) for k in keys)})"]
+    return []
+
+
+def _budget(rl) -> list[str]:
+    """rl.token_budget_weight weighs the trained tokens of rl.token_budget and rl.save_tokens; without either it
+    would be ignored."""
+    w, default = rl.token_budget_weight, getattr(RLConfig, "token_budget_weight")
+    if rl.token_budget is None and rl.save_tokens is None and w != default:
+        return [f"rl.token_budget_weight={w} weighs the trained tokens of rl.token_budget and rl.save_tokens, but both "
+                f"are null, so it would be ignored: set rl.token_budget (or rl.save_tokens), or leave "
+                f"rl.token_budget_weight at {default}"]
     return []
 
 

@@ -160,14 +160,15 @@ def _own_rollouts(counts):
 def step_rows(step: int, batch, *, accuracy: str, entropy=None) -> dict:
     """A training step's ledger rows from its pods.core.collect.Batch: every round's groups (trained or dropped)
     and the prompts the prompt rule skipped in it (Round.skipped). entropy: [G, k] mean token entropy of the trained
-    rollouts (or None)."""
+    rollouts, at batch.idx (NaN where it is -1), or None."""
     parts = []
     for r, (rnd, idx, places) in enumerate(batch.seen):  # idx [B, k] the round's selection (-1 rows: none)
         ent = torch.full(rnd.total.shape, float("nan"))  # [B, n]: measured only where the update ran
         if entropy is not None:
             for b, g in enumerate(places):
                 if g >= 0:
-                    ent[b, batch.idx[g]] = entropy[g].float().cpu()
+                    at = batch.idx[g] >= 0  # -1: a batch-level rule's row keeps fewer
+                    ent[b, batch.idx[g][at]] = entropy[g][at].float().cpu()
         own = _own_rollouts(rnd.counts)  # an allocation rule's rows of unequal n: each row's own rollouts
         parts.append(fmt.group_rows(step=step, round_=r, prompts=list(rnd.prompts), group=places,
                                     positions=rnd.positions, status=["trained" if g >= 0 else "dropped" for g in places],

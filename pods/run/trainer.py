@@ -175,8 +175,9 @@ class Books:
 def ledger_meta(ready: Ready) -> dict:
     """The run's settings a replay of its ledger needs (ledger/_ledger.json)."""
     cfg, rl = ready.cfg, ready.cfg.rl
-    keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "allocation_budget",
-            "token_mask", "m_schedule", "scale_rewards", "advantage_std", "dynamic_sampling")
+    keys = ("n", "m", "rule", "rule_scope", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation",
+            "allocation_budget", "token_mask", "m_schedule", "scale_rewards", "advantage_std", "advantage_over",
+            "dynamic_sampling")
     return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
             "allocation_options": dict(rl.allocation_options or {}),
             "algorithm": ready.algorithm, "seed": cfg.seed, "accuracy_reward": ready.accuracy,
@@ -224,10 +225,10 @@ def train_step(ready: Ready, *, run: RunState, books: Books, sampler: StepSample
         books.warned_short = _warn_short(batch, rl.prompts_per_step, rl)
     with timers("selection"):  # idx [G, k], adv [G, k]
         idx, adv = plan_update(batch.total, ready.algorithm, m, rl.rule, scale=rl.scale_rewards,
-                               std=rl.advantage_std, kept=batch.idx)
+                               std=rl.advantage_std, kept=batch.idx, over=rl.advantage_over)
     run.updating = True  # from here on the step in progress changes the weights
     with timers("update"):
-        stats, grad_norm, lr, skipped = optimize(ready, kept=batch.rollouts.select(idx), adv=adv.reshape(-1),
+        stats, grad_norm, lr, skipped = optimize(ready, kept=batch.rollouts.select(idx), adv=adv[idx >= 0],
                                                  elapsed=run.elapsed, timers=timers, lab=run.lab,
                                                  entropy=books.ledger is not None)
     if not books.stop.requested:  # stopping after this step; a signal may have ended the engine process too
@@ -276,9 +277,10 @@ def record(books: Books, *, step: int, batch: Batch, accuracy: str, entropy) -> 
     """The step's rows into the rollout ledger (when it is on): every group generated, the prompts skipped."""
     if books.ledger is not None:
         with books.timers("ledger"):
-            k = batch.idx.shape[1]
-            books.ledger.record(step, step_rows(step, batch, accuracy=accuracy,
-                                                entropy=None if entropy is None else entropy.view(-1, k)))
+            ent = None if entropy is None else torch.full(batch.idx.shape, float("nan"))  # [G, k] at batch.idx
+            if ent is not None:
+                ent[batch.idx >= 0] = entropy.float().cpu()  # -1: a batch-level rule's row keeps fewer
+            books.ledger.record(step, step_rows(step, batch, accuracy=accuracy, entropy=ent))
 
 
 def optimize(ready: Ready, *, kept, adv, elapsed: float, timers, lab=None,
@@ -317,7 +319,7 @@ def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_n
             "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
             "short_batch": batch.short,
             **cost_metrics(generated=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
-                           trained_tokens=stats["trained_tokens"], rollouts_trained=idx.numel(),
+                           trained_tokens=stats["trained_tokens"], rollouts_trained=int((idx >= 0).sum()),
                            prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen), rounds=batch.rounds,
                            batches=batches, tokens_updated=sum(len(p) + len(c) for p, c in
                                                                zip(kept.flat_prompt_ids(), kept.completion_ids)),

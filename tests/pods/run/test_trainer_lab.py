@@ -249,3 +249,18 @@ def test_bench_ledger_overhead_and_size_on_the_demo(tmp_path):
           f"{1000 * entropy:.2f} ms/step = {100 * entropy * steps / step_time:.2f} %; "
           f"{size / 1e6 * 1000 / steps:.2f} MB per 1,000 steps")
     assert len(rows) == steps
+
+
+def test_cppo_batch_scope_trains_b_x_m_of_the_batch_with_drawn_advantages(tmp_path, monkeypatch):
+    # CPPO's recipe in the loop: B = 4 prompts x n = 8, half pruned over the whole batch (groups keep 0..8)
+    run_dir, rows = run(tmp_path, monkeypatch, "rl.prompts_per_step=4", "rl.rule=cppo", "rl.rule_scope=batch",
+                        "rl.advantage_over=drawn", "rl.m=4")
+    df = ledger(run_dir)
+    for (_, step), row in zip(df.groupby("step"), rows):
+        assert sum(len(k) for k in step.kept) == 16 == row["cost/rollouts_trained"]  # B x m of the B x n
+        assert row["cost/tokens_trained"] == sum(sum(r.length[r.kept]) for _, r in step.iterrows())
+        for _, r in step.iterrows():  # entropy measured exactly on the kept rollouts, whatever their number
+            assert {j for j, e in enumerate(r.entropy) if e == e} == set(r.kept.tolist())
+    assert len({len(k) for k in df.kept}) > 1  # unequal numbers per group
+    meta = json.loads((run_dir / "ledger" / "_ledger.json").read_text())
+    assert (meta["rule_scope"], meta["advantage_over"]) == ("batch", "drawn")
