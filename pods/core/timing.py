@@ -3,6 +3,7 @@
     prof = pods.core.profiles.load("l40s-unsloth")
     step_seconds(step_counts(row), prof, reference=True)     # one metrics row's step, modelled
     seconds_spent(row, prof, reference=True)                 # the run's modelled seconds up to the row (its totals)
+    Meter(constants=prof.constants, reference=True)(row)     # the same as a callable (Meter(weight=w): tokens)
     counts = planned_counts(prompts=1, n=64, m=16, prompt_tokens=150, completion_tokens=230, max_tokens=512)
     fit(points, free=("fixed", "decode_step", "token"), held={"prompt_token": 0.0})   # constants by least squares
 
@@ -17,11 +18,12 @@ docs/leaderboard.md "Time, not tokens".
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from statistics import NormalDist
 
 import numpy as np
 
-from pods.core.cost import ledger_totals
+from pods.core.cost import ledger_totals, spent
 
 FIXED = "fixed"  # seconds per step whatever its size: hand-over, optimizer step, bookkeeping
 TERMS = {  # constant -> the cost ledger count it prices (seconds per unit)
@@ -53,6 +55,25 @@ def seconds_spent(row: dict | None, constants: dict[str, float], *, reference: b
     totals = ledger_totals(row)
     return float(row.get("step", 0)) * constants[FIXED] + sum(
         constants[c] * totals[key] for c, key in TERMS.items() if reference or c != "reference_token")
+
+
+@dataclass(frozen=True)
+class Meter:
+    """A run's cost up to a metrics row: tokens generated + weight x trained (constants None), or its modelled
+    seconds on `constants` (a profile's), the reference pass priced where the run makes one."""
+
+    weight: float = 1.0
+    constants: dict | None = None
+    reference: bool = False
+
+    def __call__(self, row: dict | None) -> float:
+        if self.constants is None:
+            return spent(row, self.weight)
+        return seconds_spent(row, self.constants, reference=self.reference)
+
+    def with_fixed(self, fixed: float) -> Meter:
+        """The same meter with another fixed part per step (seconds)."""
+        return replace(self, constants={**self.constants, FIXED: float(fixed)})
 
 
 def expected_longest(mean: float, sequences: int, cap: float, spread: float = SPREAD) -> float:

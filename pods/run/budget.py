@@ -1,6 +1,7 @@
 """The run's budget: its cost from the cost ledger (tokens, or modelled seconds), when it is spent, the points it passes.
 
     cost(row, rl)                           # tokens generated + w x trained, or seconds on rl.budget_profile
+    meter(rl)                               # the same as a callable (pods.core.timing.Meter)
     exhausted(row, rl)                      # True once rl.token_budget is spent (False without a budget)
     crossed(before, after, rl)              # this step passed a multiple of rl.save_tokens: checkpoint it
 
@@ -18,7 +19,7 @@ import math
 from pods.core import profiles
 from pods.core.cost import spent
 from pods.core.losses import runs_reference
-from pods.core.timing import seconds_spent
+from pods.core.timing import Meter
 
 
 @functools.lru_cache(maxsize=8)
@@ -26,12 +27,17 @@ def _constants(spec: str) -> dict[str, float]:
     return profiles.load(spec).constants
 
 
+def meter(rl) -> Meter:
+    """The run's cost function (a metrics row -> its cost so far) in rl.budget_cost's unit."""
+    if rl.get("budget_cost", "tokens") == "seconds":
+        return Meter(constants=_constants(str(rl.budget_profile)),
+                     reference=runs_reference(rl.beta, rl.get("reference_pass", "auto")))
+    return Meter(weight=rl.token_budget_weight)
+
+
 def cost(row: dict | None, rl) -> float:
     """The run's cost up to `row`'s step in rl.budget_cost's unit (0 before any step)."""
-    if rl.get("budget_cost", "tokens") == "seconds":
-        return seconds_spent(row, _constants(str(rl.budget_profile)),
-                             reference=runs_reference(rl.beta, rl.get("reference_pass", "auto")))
-    return spent(row, rl.token_budget_weight)
+    return meter(rl)(row)
 
 
 def exhausted(row: dict | None, rl) -> bool:
