@@ -29,9 +29,9 @@ from pods.errors import RewardError
 from pods.run import budget, checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
 from pods.core.lab import LAB_FILE, Lab
-from pods.core.ledger_writer import Ledger, step_rows
+from pods.core.ledger_writer import Ledger, step_rows, switch_off
 from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
-from pods.run.prepare import Ready, prepare
+from pods.run.prepare import Ready, ledger_meta, prepare
 from pods.run.samples import SampleLog
 from pods.run.sampler import StepSampler
 
@@ -162,7 +162,7 @@ class Books:
         self.streak = NonFiniteStreak(rl.max_nonfinite_steps, run.nonfinite)
         self.stop = StopSignals()  # SIGTERM / SIGHUP / Ctrl-C: finish the step, checkpoint it, raise Interrupted
         self.warned_short = False  # dynamic sampling's first short batch of this process prints a warning
-        self.ledger = Ledger(ready.run_dir, ledger_meta(ready), resume_step=run.step) if lg.ledger else None
+        self.ledger = open_ledger(ready, run.step)
 
     def close(self) -> None:
         self.stop.restore()
@@ -172,16 +172,15 @@ class Books:
             self.ledger.close()
 
 
-def ledger_meta(ready: Ready) -> dict:
-    """The run's settings a replay of its ledger needs (ledger/_ledger.json)."""
-    cfg, rl = ready.cfg, ready.cfg.rl
-    keys = ("n", "m", "rule", "rule_scope", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation",
-            "allocation_budget", "token_mask", "m_schedule", "scale_rewards", "advantage_std", "advantage_over",
-            "dynamic_sampling")
-    return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
-            "allocation_options": dict(rl.allocation_options or {}),
-            "algorithm": ready.algorithm, "seed": cfg.seed, "accuracy_reward": ready.accuracy,
-            "rewards": [r["name"] for r in cfg.dataset.rewards], "num_prompts": len(ready.prompts)}
+def open_ledger(ready: Ready, step: int) -> Ledger | None:
+    """The rollout ledger resumed at `step` (read back against the run and the id its checkpoint recorded), or
+    None under logging.ledger=false (an existing ledger's index then records the steps as not recorded)."""
+    if not ready.cfg.logging.ledger:
+        switch_off(ready.run_dir, step)
+        return None
+    state = ready.resumed[1] if ready.resumed is not None else {}
+    meta = ledger_meta(ready.cfg, ready.algorithm, ready.accuracy, len(ready.prompts))
+    return Ledger(ready.run_dir, meta, resume_step=step, ledger_id=state.get("ledger_id"))
 
 
 def start_lab(ready: Ready) -> Lab:
@@ -336,7 +335,8 @@ def save(ready: Ready, *, run: RunState, timers, nonfinite: int, rng=None, ledge
         lab = run.lab_before if rng is not None else run.lab.state_dict()
         run.checkpoint = ckpt.save(ready.run_dir, run.step,
                                    {"elapsed_seconds": run.elapsed, "data_position": run.position,
-                                    "algorithm": ready.algorithm, "metrics": run.row, "nonfinite_streak": nonfinite},
+                                    "algorithm": ready.algorithm, "metrics": run.row, "nonfinite_streak": nonfinite,
+                                    **({"ledger_id": ledger.id} if ledger is not None else {})},
                                    ready.policy, ready.optimizer, ready.scheduler, ready.gens, rng=rng,
                                    extra={LAB_FILE: lab} if lab else None)
     run.saved = (run.step, run.elapsed)

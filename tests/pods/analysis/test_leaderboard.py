@@ -73,6 +73,19 @@ def test_zero_signal_shares_come_from_the_ledger(tmp_path):
     assert zero_signal(tmp_path) == {"generated": pytest.approx(1 / 3), "trained": pytest.approx(1.0)}
 
 
+def test_zero_signal_with_drawn_statistics_and_groups_that_kept_none(tmp_path):
+    # rl.advantage_over=drawn (CPPO's recipe, Reinforce-Ada): kept rewards all equal still carry a gradient when the
+    # group's drawn rewards differ; a group CPPO's batch pruning left with no rollout carries none
+    led = Ledger(tmp_path, {"n": 4, "m": 2, "advantage_over": "drawn"})
+    total = torch.tensor([[1.0, 1, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1]])
+    led.record(1, fmt.group_rows(step=1, round_=0, prompts=[0, 1, 2], status=["trained"] * 3, total=total,
+                                 per_fn={"exact": total}, accuracy=total, lengths=torch.ones(3, 4, dtype=torch.long),
+                                 kept=[torch.tensor([0, 1]), torch.tensor([1, 3]), torch.zeros(0, dtype=torch.long)],
+                                 group=[0, 1, 2]))
+    led.close()
+    assert zero_signal(tmp_path) == {"generated": pytest.approx(1 / 3), "trained": pytest.approx(2 / 3)}
+
+
 def arms(tmp_path, seeds=4):
     """grpo reaches 0.4 at the budget; pods twice as fast per budget (0.4 at half of it), random like grpo."""
     out, rng = {}, np.random.default_rng(5)
