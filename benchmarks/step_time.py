@@ -107,23 +107,23 @@ def cpu(run_dirs: list[Path]) -> profiles.Profile:
     points = run_points(runs)
     c = fit(points, CPU_FREE, reference=False)
     c["reference_token"] = c["update_token"] * REFERENCE_SHARE / (1 - REFERENCE_SHARE)
-    fits = fit(points, CPU_FREE, reference=False)
     print(f"cpu: {len(points)} runs, one point each (medians of steps 2..); in-sample and leave-one-out:")
     print("| run | n -> m | sequences per batch | median measured s/step | predicted | error | leave-one-out | error |")
     print("|---|---|---|---|---|---|---|---|")
     for i, (d, (k, t)) in enumerate(zip(run_dirs, points)):
         loo = fit(points[:i] + points[i + 1:], CPU_FREE, reference=False)
-        p, q = (float(errors([(k, t)], x, reference=False)[0]) for x in (fits, loo))
-        rows = runs[i]
-        n = rows[max(rows)]["cost/rollouts_generated"] // 16
-        print(f"| {d.name} | {n} -> {rows[max(rows)]['cost/rollouts_trained'] // 16} | "
+        p, q = (float(errors([(k, t)], x, reference=False)[0]) for x in (c, loo))
+        last = runs[i][max(runs[i])]
+        n = last["cost/rollouts_generated"] / last["prompts_drawn"]
+        m = last["cost/rollouts_trained"] / last["groups_trained"]
+        print(f"| {d.name} | {n:.0f} -> {m:.0f} | "
               f"{k['tokens_padded'] / k['decode_steps']:.0f} | {t:.3f} | {t * (1 + p):.3f} | {100 * p:+.1f} % | "
               f"{t * (1 + q):.3f} | {100 * q:+.1f} % |")
     cfg = compose(["experiment=demo"])
     arch = model_architecture(cfg.model)
     seqs = sorted({r["cost/rollouts_generated"] for rows in runs for r in rows.values()})
     lengths = [r["cost/tokens_generated"] / r["cost/rollouts_generated"] for rows in runs for r in rows.values()]
-    kept = sorted({r["cost/rollouts_trained"] // max(1, int(cfg.rl.prompts_per_step)) for rows in runs
+    kept = sorted({r["cost/rollouts_trained"] // max(1, r.get("groups_trained", 1)) for rows in runs
                    for r in rows.values()})
     origin = {k: "0: not told apart in the demo (5-6-token completions, ~8-token prompts)" for k in c}
     origin.update({k: "fitted to the demo's metrics rows (median time/step per run against the cost ledger's "

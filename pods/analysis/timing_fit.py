@@ -67,7 +67,8 @@ def paper_settings(results, sizes: dict[str, tuple[float, float]], reference: st
     from pathlib import Path
 
     results = Path(results)
-    names = sorted({m.group(1) for p in results.glob("Instruct-*-Run*.json") if (m := re.match(r"(.+)-Run\d+\.json$", p.name))})
+    names = sorted({m.group(1) for p in results.glob("Instruct-*-Run*.json")
+                    if (m := re.match(r"(.+)-Run\d+\.json$", p.name))})
     out = []
     for name in names:
         got = NAME.match(name)
@@ -130,7 +131,8 @@ def validation_table(rows: list[dict]) -> str:
              "leave-one-out | error |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['setting']} | {r['n']} -> {r['m']} | {r['completion_tokens']:.0f} | {r['measured']:.2f} | "
-                     f"{r['predicted']:.2f} | {100 * r['error']:+.1f} % | {r['loo']:.2f} | {100 * r['loo_error']:+.1f} % |")
+                     f"{r['predicted']:.2f} | {100 * r['error']:+.1f} % | {r['loo']:.2f} | "
+                     f"{100 * r['loo_error']:+.1f} % |")
     return "\n".join(lines)
 
 

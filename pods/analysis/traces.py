@@ -86,7 +86,8 @@ def read_trace(run_dir: Path, cost: float | Callable[[dict | None], float], file
         raise ResultsError(f"{run_dir}/metrics.jsonl has no row for checkpoint step(s) {missing}")
     first = next(iter(per.values()))
     return Trace(cost=np.array([price(rows.get(s)) for s in steps]), steps=np.array(steps, dtype=float),
-                 seconds=np.array([t for _, t, _ in first]), acc={m: np.array([a for _, _, a in e]) for m, e in per.items()},
+                 seconds=np.array([t for _, t, _ in first]),
+                 acc={m: np.array([a for _, _, a in e]) for m, e in per.items()},
                  zero_signal=zero_signal(run_dir) if (run_dir / "ledger").is_dir() else {})
 
 

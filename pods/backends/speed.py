@@ -60,15 +60,17 @@ def estimate(cfg, profile: Profile, arch, *, prompt_tokens: float | None = None,
     """The config's seconds per step on `profile` and its run's wall time (see the module)."""
     rl, notes = cfg.rl, []
     P = float(prompt_tokens if prompt_tokens is not None else round(PROMPT_SHARE * rl.max_prompt_tokens))
-    L = float(completion_tokens if completion_tokens is not None else round(COMPLETION_SHARE * rl.max_completion_tokens))
+    L = float(completion_tokens if completion_tokens is not None
+              else round(COMPLETION_SHARE * rl.max_completion_tokens))
     if prompt_tokens is None or completion_tokens is None:
         notes.append(f"assumed mean lengths: {P:.0f} prompt and {L:.0f} completion tokens ({PROMPT_SHARE:.0%} and "
                      f"{COMPLETION_SHARE:.0%} of rl.max_prompt_tokens / rl.max_completion_tokens, as in the authors' "
                      "GSM8K runs); --prompt-tokens / --completion-tokens set them")
     params, kv = float(arch.params()), float(arch.kv_bytes_per_token(2))
     if abs(params / profile.model_params - 1) > 0.1 or abs(kv / profile.kv_bytes_per_token - 1) > 0.1:
-        notes.append(f"model {cfg.model.name} ({params / 1e9:.2f} B parameters) is not the profile's ({profile.model}): "
-                     "its constants are scaled from sizes, outside what the profile was measured on")
+        notes.append(f"model {cfg.model.name} ({params / 1e9:.2f} B parameters) is not the profile's "
+                     f"({profile.model}): its constants are scaled from sizes, outside what the profile was "
+                     "measured on")
         profile = profile.scaled(params, kv)
     batch = (cfg.backend.get("generation_batch_size") if str(cfg.backend.name) == "hf" else None)
     B = int(rl.prompts_per_step)

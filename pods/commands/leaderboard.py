@@ -71,8 +71,8 @@ def tier_of(args):
         raise ConfigError(f"--profile {args.profile} prices modelled seconds: add --cost seconds (tier {tier.name} "
                           f"counts {cost})")
     if args.weight is not None and cost == "seconds":
-        raise ConfigError(f"--weight {args.weight:g} weighs trained tokens, but the budget counts modelled seconds on a "
-                          "profile (--cost seconds): drop --weight, or give --cost tokens")
+        raise ConfigError(f"--weight {args.weight:g} weighs trained tokens, but the budget counts modelled seconds "
+                          "on a profile (--cost seconds): drop --weight, or give --cost tokens")
     profile = None
     if cost == "seconds":
         profile = args.profile or (tier.profile if tier.cost == "seconds" else None) or machine_profile(tier)
@@ -240,7 +240,8 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     measured = {a: measure_weight([metrics_rows(d) for d in dirs[a]]) for a in ("grpo", "pods") if a in arms}
     prof = profiles.load(tier.profile) if tier.cost == "seconds" else None
     s.update(tier=tier.name, budget=end, points=tier.points, weight=tier.weight, weight_measured=measured,
-             unavailable=unavailable, wall_seconds=wall, arms_overrides={a: arm_overrides(tier, arm) for a, arm in arms.items()},
+             unavailable=unavailable, wall_seconds=wall,
+             arms_overrides={a: arm_overrides(tier, arm) for a, arm in arms.items()},
              cost={"kind": tier.cost, "words": cost_words(tier), "profile": prof.name if prof else None,
                    "compared_up_to": end, "re_read": reread},
              axis=({"label": f"budget (hours of training modelled on {prof.name})", "scale": 3600.0} if prof else
@@ -277,14 +278,15 @@ def break_even_rows(tier, arms: dict, dirs: dict, meters: dict, files: dict) -> 
     variable seconds per step (a fixed share of 0-90 %) on the tier's profile."""
     import numpy as np
 
-    from pods.analysis.breakeven import break_even
+    from pods.analysis import breakeven
     from pods.analysis.traces import read_trace
 
     var = {a: [read_trace(d, m.with_fixed(0.0), files, tier.dataset) for d, m in zip(dirs[a], meters[a])]
            for a in arms}
     grpo_step = float(np.mean([tr.cost[-1] / tr.steps[-1] for tr in var["grpo"]]))
     fixed = np.linspace(0.0, 9 * grpo_step, 46)
-    return {a: (arm.label, break_even(var[a], var["grpo"], fixed=fixed, points=tier.points, grpo_step=grpo_step))
+    return {a: (arm.label, breakeven.break_even(var[a], var["grpo"], fixed=fixed, points=tier.points,
+                                                grpo_step=grpo_step, resamples=breakeven.RESAMPLES))
             for a, arm in arms.items() if a != "grpo"}
 
 

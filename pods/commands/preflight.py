@@ -133,8 +133,8 @@ def sweep(overrides: list[str], gpu: str, total: float, args) -> int:
         fits, _ = memory.verdict(arch, w, total_gib=total, available_gib=total)
         est = memory.estimate(arch, w, total_gib=total)
         timed = timing(cfg, arch, gpu, args) if args.time else None
-        print(f"{' '.join(job) or '-'}: {'fits' if fits else 'DOES NOT FIT'} ({est.total_gib:.1f} GiB of {total:.1f} on "
-              f"{gpu})" + (f"; {timed.line()}" if timed else "")
+        print(f"{' '.join(job) or '-'}: {'fits' if fits else 'DOES NOT FIT'} ({est.total_gib:.1f} GiB of "
+              f"{total:.1f} on {gpu})" + (f"; {timed.line()}" if timed else "")
               + "".join(f"\n  note: {n}" for n in (timed.notes if timed else []) if n not in said))
         said |= set(timed.notes if timed else [])
         codes.append(FITS if fits else DOES_NOT_FIT)

@@ -129,7 +129,8 @@ TIMES = {"time/generation": 0.1, "time/update": 0.2}  # w measured from them (th
 PODS_STEP = {**GRPO_STEP, "tokens_generated": 5120, "rollouts_generated": 1024, "tokens_padded": 6144}
 
 
-def test_report_only_rereads_finished_runs_in_modelled_seconds_with_the_break_even(tmp_path, capsys):
+def test_report_only_rereads_finished_runs_in_modelled_seconds_with_the_break_even(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("pods.analysis.breakeven.RESAMPLES", 100)  # the statistics are tested in tests/pods/analysis
     out = tmp_path / "lb"
     for seed, e in enumerate((0.0, 0.01)):
         finished_run(out / "runs" / f"grpo-seed{seed}", GRPO_STEP, [0.1, 0.15 + e, 0.2 + e, 0.25 + e], every=10)
