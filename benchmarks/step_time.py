@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -102,7 +103,7 @@ def h100(path: Path) -> profiles.Profile:
                "(docs/gpu.md 'Measured on an H100')", date="2026-11-27")
 
 
-def cpu(run_dirs: list[Path]) -> profiles.Profile:
+def cpu(run_dirs: list[Path], load: float) -> profiles.Profile:
     runs = [metrics_rows(d) for d in run_dirs]
     points = run_points(runs)
     c = fit(points, CPU_FREE, reference=False)
@@ -131,7 +132,8 @@ def cpu(run_dirs: list[Path]) -> profiles.Profile:
     origin["reference_token"] = (f"from the update: a quarter of it ({REFERENCE_SHARE:.0%} of update + reference); "
                                  "the demo makes no reference pass")
     return profiles.Profile(
-        name="cpu", machine="2 x86_64 cores, shared (load average beside each measurement in docs)", backend="hf",
+        name="cpu", machine=f"2 x86_64 cores, shared: one thread per run, load average {load:.1f} while measured",
+        backend="hf",
         device="cpu", model="the demo's tiny Qwen2 (built in code), full-parameter float32",
         model_params=float(arch.params()), kv_bytes_per_token=float(arch.kv_bytes_per_token(4)), constants=c,
         origin=origin, fitted_range={"sequences": [min(seqs), max(seqs)],
@@ -146,9 +148,10 @@ def main(argv=None) -> int:
     p.add_argument("--paper", type=Path, help="folder of the authors' <setting>-Run<k>.json")
     p.add_argument("--h100", type=Path, help="an offline-gpu-check.json with a random_weights step")
     p.add_argument("--cpu", type=Path, nargs="+", help="demo run directories (metrics.jsonl with the cost ledger)")
+    p.add_argument("--load", type=float, default=None, help="--cpu: the load average while they ran (recorded)")
     p.add_argument("--write", action="store_true", help=f"write the profiles into {profiles.SHIPPED}")
     a = p.parse_args(argv)
-    built = ([paper(a.paper)] if a.paper else []) + ([h100(a.h100)] if a.h100 else []) + ([cpu(a.cpu)] if a.cpu else [])
+    built = ([paper(a.paper)] if a.paper else []) + ([h100(a.h100)] if a.h100 else []) + ([cpu(a.cpu, a.load if a.load is not None else os.getloadavg()[0])] if a.cpu else [])
     if not built:
         p.error("give --paper, --h100 and/or --cpu")
     for prof in built:
