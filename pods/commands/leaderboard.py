@@ -246,9 +246,13 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
                    "compared_up_to": end, "re_read": reread},
              axis=({"label": f"budget (hours of training modelled on {prof.name})", "scale": 3600.0} if prof else
                    {"label": f"budget (millions of tokens: generated + {tier.weight:g} x trained)", "scale": 1e6}))
+    old = [f"{a}-seed{x}" for a, ds in dirs.items() for x, d in zip(seeds, ds)
+           if "cost/decode_steps_total" not in metrics_rows(d)[max(metrics_rows(d))]]
     head = (f"Cost: {cost_words(tier)}; arms compared up to {end:,.6g}"
             + (" (the largest budget every run reached: runs trained under another cost, re-read)" if reread else "")
-            + ".\n\n")
+            + (f". Runs written before the cost ledger's batch counts ({len(old)}: {', '.join(old[:3])}"
+               f"{', ...' if len(old) > 3 else ''}) are priced with their estimates (pods.core.cost.step_counts)"
+               if old and tier.cost == "seconds" else "") + ".\n\n")
     table = head + markdown(s) + "".join(f"\n{a}: unavailable ({why})\n" for a, why in unavailable.items())
     rows = break_even_rows(tier, arms, dirs, meters, files) if prof and "grpo" in arms else {}
     if rows:
