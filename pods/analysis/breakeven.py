@@ -91,9 +91,9 @@ def describe(e: dict, grid_max: float) -> str:
     """A table cell: 'f s [lo, hi] (share of a GRPO step), gains above' or where the ratio stays on one side."""
     if e["fixed"] is None:
         if e["ahead_everywhere"]:
-            return f"none: ratio > 1 for every fixed part up to {grid_max:g} s"
+            return f"none: ratio > 1 for every fixed part up to {grid_max:.3g} s"
         if e["behind_everywhere"]:
-            return f"none: ratio < 1 for every fixed part up to {grid_max:g} s"
+            return f"none: ratio < 1 for every fixed part up to {grid_max:.3g} s"
         return "undefined"
     ci = f" [{e['ci95'][0]:.2f}, {e['ci95'][1]:.2f}]" if e["ci95"] else ""
     return f"{e['fixed']:.2f} s{ci} ({100 * e['share']:.0f} % of a GRPO step), {e['direction']}"
@@ -121,6 +121,11 @@ def draw_break_even(rows: dict[str, tuple[str, dict]], out_dir, profile: str, na
             if be[m]["band"][0] is not None:
                 ax.fill_between(x, be[m]["band"][0], be[m]["band"][1], color=f"C{i % 10}", alpha=0.15, linewidth=0)
         ax.axhline(1.0, color="black", lw=0.8, ls=":")
+        g = next(iter(rows.values()))[1]["grpo_variable_step"]  # GRPO's variable seconds per step
+        top = ax.secondary_xaxis("top", functions=(lambda f: f / (f + g),  # noqa: B023
+                                                   lambda x: np.clip(x, 0, 0.999) * g / (1 - np.clip(x, 0, 0.999))))
+        top.set_xticks([0.25, 0.5, 0.75, 0.9])
+        top.set_xlabel("the fixed part as a share of a GRPO step", fontsize=8)
         ax.set_xlabel(f"fixed part of a step (seconds), the rest modelled on {profile}")
         ax.set_ylabel(f"budget ratio to GRPO's final ({label})")
         ax.grid(alpha=0.3)

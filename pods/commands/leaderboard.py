@@ -244,8 +244,8 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
              arms_overrides={a: arm_overrides(tier, arm) for a, arm in arms.items()},
              cost={"kind": tier.cost, "words": cost_words(tier), "profile": prof.name if prof else None,
                    "compared_up_to": end, "re_read": reread},
-             axis=({"label": f"budget (hours of training modelled on {prof.name})", "scale": 3600.0} if prof else
-                   {"label": f"budget (millions of tokens: generated + {tier.weight:g} x trained)", "scale": 1e6}))
+             axis=time_axis(end, prof.name) if prof else
+             {"label": f"budget (millions of tokens: generated + {tier.weight:g} x trained)", "scale": 1e6})
     old = [f"{a}-seed{x}" for a, ds in dirs.items() for x, d in zip(seeds, ds)
            if "cost/decode_steps_total" not in metrics_rows(d)[max(metrics_rows(d))]]
     head = (f"Cost: {cost_words(tier)}; arms compared up to {end:,.6g}"
@@ -275,6 +275,13 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     print("w measured in these runs (median update s per trained token / generation s per generated token): "
           + ", ".join(f"{a} {w:.2f}" for a, w in measured.items()) + f"; used: {tier.weight:g}")
     return s
+
+
+def time_axis(end: float, profile: str) -> dict:
+    """The figure's budget axis in words for a modelled-seconds budget up to `end`: seconds, minutes or hours."""
+    unit, scale = next((u, x) for u, x, top in (("seconds", 1.0, 600), ("minutes", 60.0, 3 * 3600),
+                                                ("hours", 3600.0, float("inf"))) if end < top)
+    return {"label": f"budget ({unit} of training modelled on {profile})", "scale": scale}
 
 
 def break_even_rows(tier, arms: dict, dirs: dict, meters: dict, files: dict) -> dict:
