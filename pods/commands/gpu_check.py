@@ -23,6 +23,8 @@ the measured peak, so the estimate is checked on the first GPU it meets; exit 1 
 `--random-weights` runs --steps steps of it with nothing downloaded (`pods.firstcontact.sizecheck.run_random`: random
 weights of the model's architecture, stand-in prompts of --prompt-tokens, every completion --completion-tokens
 long) and prints seconds per phase, tokens per second and memory term by term; the row goes to random-weights.json.
+It then times generation at --profile-batches x --profile-lengths and saves a machine profile where `pods preflight
+--profile NAME` and `pods leaderboard --profile NAME` find it (pods.core.profiles; --profile-name names it).
 """
 
 from __future__ import annotations
@@ -68,7 +70,9 @@ def run_child(variant: str, args, log: Path) -> dict:
 
 def random_extra(args) -> list[str]:
     """The child's arguments of a --random-weights run."""
-    extra = ["--random-weights", "--steps", str(args.steps)]
+    extra = ["--random-weights", "--steps", str(args.steps), "--profile-batches", args.profile_batches]
+    extra += ["--profile-lengths", args.profile_lengths] if args.profile_lengths else []
+    extra += ["--profile-name", args.profile_name] if args.profile_name else []
     extra += ["--prompt-tokens", str(args.prompt_tokens)] if args.prompt_tokens else []
     return extra + (["--completion-tokens", str(args.completion_tokens)] if args.completion_tokens else [])
 
@@ -91,6 +95,11 @@ def print_random(row: dict) -> None:
         print(f"  reserved before the run {m['reserved_before_gib']:.2f} GiB (part of the peak reserved)")
     if "peak_rss_gib" in m:
         print(f"  peak RSS {m['peak_rss_gib']:.2f} GiB (CPU: the GPU terms are not measured here)")
+    prof = row.get("profile")
+    if prof:
+        print(f"machine profile {prof['name']} ({len(prof['points'])} generation calls): " + ", ".join(
+            f"{k} {v:.3g}" for k, v in prof["constants"].items() if v) + f"\n  saved: {prof['path']} (`pods preflight "
+            f"--time --profile {prof['name']} ...`, `pods leaderboard --cost seconds --profile {prof['name']}`)")
 
 
 def run_config_child(args) -> int:
@@ -115,6 +124,21 @@ def run_config_child(args) -> int:
           f"step's longest completion ({row['longest_completion']} tokens); measured peak "
           f"{row['measured_gib']:.2f} GiB ({row['measured_kind']}{reserved})")
     return 0
+
+
+def sizes(text: str) -> str:
+    """--profile-batches / --profile-lengths: comma-separated positive integers (kept as text for the child)."""
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not comma-separated integers (e.g. 16,64,256)") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every value must be at least 1")
+    return text
+
+
+def numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(","))
 
 
 def fmt(row: dict) -> str:
@@ -163,6 +187,13 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
                    help="with --random-weights: tokens per prompt (default rl.max_prompt_tokens)")
     p.add_argument("--completion-tokens", type=int, default=None,
                    help="with --random-weights: tokens per completion (default rl.max_completion_tokens)")
+    p.add_argument("--profile-batches", default="16,64,256", type=sizes,
+                   help="with --random-weights: sequences per timed generation call (comma-separated, 3 or more)")
+    p.add_argument("--profile-lengths", default=None, type=sizes,
+                   help="with --random-weights: completion tokens of the timed calls (default: a quarter, half and "
+                        "all of --completion-tokens: three lengths tell prefill and context from decoding)")
+    p.add_argument("--profile-name", default=None, help="with --random-weights: the profile's name (default: the "
+                   "device and backend, e.g. nvidia-h100-80gb-hbm3-hf)")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
     args = p.parse_args(argv)
     if args.real_cpu and not args.tiny:
@@ -177,6 +208,9 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
         p.error(f"--out {args.out} is a file; give a directory")
     if args.random_weights and not args.config:
         p.error("--random-weights needs --config OVERRIDES (which preset to size, e.g. --config experiment=gsm8k_main)")
+    if args.random_weights and len(set(numbers(args.profile_batches))) < 3:
+        p.error(f"--profile-batches {args.profile_batches}: a profile needs 3 or more batch sizes (e.g. 16,64,256): "
+                "one size cannot tell a decoding step's cost from a sequence's")
     for name in ("prompt_tokens", "completion_tokens"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
@@ -186,7 +220,9 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
         from pods.firstcontact.sizecheck import run_random
 
         row = run_random(args.config, out_dir=args.out, steps=args.steps, prompt_tokens=args.prompt_tokens,
-                         completion_tokens=args.completion_tokens)
+                         completion_tokens=args.completion_tokens, profile_batches=numbers(args.profile_batches),
+                         profile_lengths=numbers(args.profile_lengths) if args.profile_lengths else None,
+                         profile_name=args.profile_name)
         (args.out / "config.json").write_text(json.dumps(row, indent=1))
         (args.out / "random-weights.json").write_text(json.dumps(row, indent=1))
         return 0

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 from pods.cli import run_script
+from pods.core import profiles
+from pods.core.timing import planned_counts, step_seconds
 from pods.errors import ConfigError, PodsError
 from pods.io import atomic_write_json, atomic_write_text
 
@@ -36,7 +38,13 @@ def parse(argv, prog: str) -> argparse.Namespace:
     p.add_argument("--arms", nargs="+", default=list(ARMS), metavar="ARM",
                    help=f"arms ({', '.join(ARMS)}) or NAME:key=value ... (default: all)")
     p.add_argument("--seeds", type=int, default=None, help="seeds per arm, 0..N-1 (default: the tier's; at least 2)")
-    p.add_argument("--budget", type=float, default=None, help="tokens generated + w x tokens trained per run")
+    p.add_argument("--budget", type=float, default=None,
+                   help="per run, in --cost's unit: tokens generated + w x tokens trained, or modelled seconds")
+    p.add_argument("--cost", choices=("tokens", "seconds"), default=None,
+                   help="what the budget counts (default: the tier's; cpu: tokens, gpu: seconds on l40s-unsloth); "
+                        "with --report-only, finished runs are re-read under it")
+    p.add_argument("--profile", default=None, metavar="NAME|FILE",
+                   help="the machine profile of --cost seconds (default: the tier's machine's; pods.core.profiles)")
     p.add_argument("--points", type=int, default=None, help="budget points (checkpoints, evaluations) per run")
     p.add_argument("--weight", type=float, default=None, metavar="W",
                    help="w, what a trained token costs in generated tokens (default: the tier's; `pods gpu-check "
@@ -51,18 +59,35 @@ def parse(argv, prog: str) -> argparse.Namespace:
 
 
 def tier_of(args):
-    """The tier with --quick / --seeds / --budget / --points / --weight applied; ConfigError for impossible values."""
+    """The tier with --quick / --seeds / --budget / --points / --weight / --cost / --profile applied; ConfigError for
+    impossible values, an unknown or bad profile, or a cost the tier has no budget in (without --budget)."""
     import dataclasses
 
     from pods.studies.leaderboard import TIERS
 
     tier = TIERS[args.tier].quick() if args.quick else TIERS[args.tier]
-    given = (("seeds", args.seeds), ("budget", args.budget), ("points", args.points), ("weight", args.weight))
+    cost = args.cost or tier.cost
+    if args.profile is not None and cost != "seconds":
+        raise ConfigError(f"--profile {args.profile} prices modelled seconds: add --cost seconds (tier {tier.name} "
+                          f"counts {cost})")
+    if args.weight is not None and cost == "seconds":
+        raise ConfigError(f"--weight {args.weight:g} weighs trained tokens, but the budget counts modelled seconds "
+                          "on a profile (--cost seconds): drop --weight, or give --cost tokens")
+    profile = None
+    if cost == "seconds":
+        profile = args.profile or (tier.profile if tier.cost == "seconds" else None) or machine_profile(tier)
+        profile = str(Path(profile).resolve()) if profile.endswith(".json") or "/" in profile else profile
+        profiles.load(profile)  # an unknown name or a bad file: ConfigError, exit 2
+    budget = args.budget if args.budget is not None else tier.budget_in(cost)
+    if budget is None and not args.report_only:
+        raise ConfigError(f"--cost {cost}: tier {tier.name} has no budget in {cost}; give --budget (per run, in "
+                          f"{'modelled seconds' if cost == 'seconds' else 'tokens'})")
+    given = (("seeds", args.seeds), ("points", args.points), ("weight", args.weight))
     changes = {k: v for k, v in given if v is not None}
-    tier = dataclasses.replace(tier, **changes)
+    tier = dataclasses.replace(tier, **changes, cost=cost, profile=profile, budget=budget or float("nan"))
     if tier.seeds < 2:
         raise ConfigError(f"--seeds {tier.seeds}: intervals over seeds need at least 2 seeds (the protocol: 5)")
-    if tier.points < 1 or not tier.budget > 0:
+    if tier.points < 1 or (budget is not None and not tier.budget > 0):
         raise ConfigError(f"--budget {tier.budget:g} / --points {tier.points}: both must be positive")
     if not tier.weight > 0:
         raise ConfigError(f"--weight {tier.weight:g}: w must be positive (a trained token costs something); "
@@ -72,31 +97,48 @@ def tier_of(args):
     return tier
 
 
-def step_cost(cfg, weight: float) -> float:
-    """The most one generation round of a step can cost: B x n completions generated, B x m trained, at most
-    rl.max_completion_tokens each."""
+def machine_profile(tier) -> str:
+    """The profile of the tier's machine and backend (ConfigError naming the known ones when none is measured)."""
+    from pods.config.files import compose
+
+    cfg = compose(list(tier.overrides))
+    on_cpu = not tier.cuda or str(cfg.backend.get("device", "auto")) == "cpu"
+    return profiles.for_machine(None if on_cpu else tier.gpu, str(cfg.backend.name)).name
+
+
+def step_cost(cfg, tier) -> float:
+    """The most one generation round of a step can cost in the tier's unit: B x n completions generated, B x m
+    trained, at most rl.max_completion_tokens each (seconds: that step modelled on the tier's profile)."""
     rl = cfg.rl
-    return rl.prompts_per_step * rl.max_completion_tokens * (rl.n + weight * rl.m)
+    if tier.cost == "seconds":
+        counts = planned_counts(prompts=rl.prompts_per_step, n=rl.n, m=rl.m, prompt_tokens=rl.max_prompt_tokens,
+                                completion_tokens=rl.max_completion_tokens, max_tokens=rl.max_completion_tokens)
+        return step_seconds(counts, profiles.load(tier.profile).constants, reference=True)
+    return rl.prompts_per_step * rl.max_completion_tokens * (rl.n + tier.weight * rl.m)
 
 
 def plan(args, tier) -> tuple[dict, dict, dict]:
     """(available arms {name: Arm}, their configs, unavailable {name: why}); ConfigError for a bad arm or budget."""
+    import dataclasses
+
     from pods.studies.leaderboard import arm_config, resolve_arms
 
     arms, configs, unavailable = resolve_arms(args.arms), {}, {}
+    # a report re-reads finished runs under any cost: their configs are checked as trained on tokens
+    checked = dataclasses.replace(tier, cost="tokens", profile=None, budget=1e18) if args.report_only else tier
     for name, arm in list(arms.items()):
         try:
-            configs[name] = arm_config(tier, arm, name)
+            configs[name] = arm_config(checked, arm, name)
         except ConfigError as err:
             if arm.needs is None or arm.needs not in str(err):
                 raise
             unavailable[name] = f"{arm.needs} is not wired in this build's loop yet: {str(err).splitlines()[-1]}"
             del arms[name]
     interval = tier.budget / tier.points
-    costly = max(configs, key=lambda a: step_cost(configs[a], tier.weight))
-    if interval < step_cost(configs[costly], tier.weight):
+    costly = max(configs, key=lambda a: step_cost(configs[a], tier))
+    if not args.report_only and interval < step_cost(configs[costly], tier):
         raise ConfigError(f"budget {tier.budget:g} / {tier.points} points = {interval:g} per point, below one step of "
-                          f"arm {costly} (up to {step_cost(configs[costly], tier.weight):g}): every budget point must "
+                          f"arm {costly} (up to {step_cost(configs[costly], tier):g}): every budget point must "
                           "hold at least one step; raise --budget or lower --points")
     return arms, configs, unavailable
 
@@ -104,19 +146,30 @@ def plan(args, tier) -> tuple[dict, dict, dict]:
 def print_plan(tier, arms, configs, unavailable, out: Path) -> None:
     from pods.studies.leaderboard import arm_overrides, budget_overrides
 
-    print(f"tier {tier.name}: budget {tier.budget:g} (tokens generated + {tier.weight:g} x tokens trained) per run, "
-          f"{tier.points} budget points every {tier.budget / tier.points:g}, {tier.seeds} seeds x {len(arms)} arms "
+    budget = (f"budget {tier.budget:g} ({cost_words(tier)}) per run, {tier.points} budget points every "
+              f"{tier.budget / tier.points:g}" if tier.budget == tier.budget else
+              f"cost: {cost_words(tier)}, read up to the largest budget every run reached, {tier.points} budget points")
+    print(f"tier {tier.name}: {budget}, {tier.seeds} seeds x {len(arms)} arms "
           f"= {tier.seeds * len(arms)} runs; held-out: {tier.dataset} "
           f"{tier.eval_size or 'test split'} problems, sampled ({tier.draws} draw(s)) and greedy; out: {out}")
-    print(f"every run: {' '.join(tier.overrides + tuple(budget_overrides(tier)))}")
+    if tier.budget == tier.budget:
+        print(f"every run: {' '.join(tier.overrides + tuple(budget_overrides(tier)))}")
     for name, arm in arms.items():
         cfg = configs[name]
-        steps = tier.budget / step_cost(cfg, tier.weight)
-        print(f"  {name:14s} {arm.label:42s} {' '.join(arm_overrides(tier, arm))}\n"
-              f"  {'':14s} at least {steps:.0f} steps (one round per step, full-length completions)"
-              + (f"; memory: {memory_line(cfg, tier)}" if tier.gpu else ""))
+        steps = tier.budget / step_cost(cfg, tier)
+        print(f"  {name:14s} {arm.label:42s} {' '.join(arm_overrides(tier, arm))}"
+              + (f"\n  {'':14s} at least {steps:.0f} steps (one round per step, full-length completions)"
+                 if steps == steps else "") + (f"; memory: {memory_line(cfg, tier)}" if tier.gpu else ""))
     for name, why in unavailable.items():
         print(f"  {name:14s} UNAVAILABLE: {why}")
+
+
+def cost_words(tier) -> str:
+    """What the tier's budget counts, in words."""
+    if tier.cost == "seconds":
+        prof = profiles.load(tier.profile)
+        return f"seconds of training modelled on {prof.name}: {prof.machine}, backend {prof.backend}"
+    return f"tokens generated + {tier.weight:g} x tokens trained"
 
 
 def memory_line(cfg, tier) -> str:
@@ -165,32 +218,104 @@ def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
 
 
 def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
-    """Read every run, compute the leaderboard, then write the results layout, table, figure and summary."""
+    """Read every run, compute the leaderboard, then write the results layout, table, figure and summary.
+
+    Every checkpoint is placed at its cost under the tier's meter (tokens, or modelled seconds on its profile) from
+    its step count and cost ledger; runs trained under another cost (a re-read) are compared up to the largest
+    budget all of them reached. With seconds, the break-even fixed part of each arm against GRPO too."""
     from pods.analysis.leaderboard import budget_grid, draw, markdown, summarize
-    from pods.studies.leaderboard import arm_overrides
     from pods.analysis.traces import metrics_rows, read_trace, write_authors_layout
     from pods.core.cost import measure_weight
+    from pods.studies.leaderboard import arm_overrides, makes_reference
+
     files = {"sampled": "eval_results.json", "greedy": "eval_greedy.json"}
     seeds = list(range(tier.seeds))
-    traces = {a: [read_trace(run_dir(args.out, a, s), tier.weight, files, tier.dataset) for s in seeds] for a in arms}
-    s = summarize(traces, budget_grid(tier.budget, tier.points), {a: arm.label for a, arm in arms.items()},
-                  seeds=seeds)
-    measured = {a: measure_weight([metrics_rows(run_dir(args.out, a, x)) for x in seeds])
-                for a in ("grpo", "pods") if a in arms}
-    s.update(tier=tier.name, budget=tier.budget, points=tier.points, weight=tier.weight, weight_measured=measured,
-             unavailable=unavailable, wall_seconds=wall, arms_overrides={a: arm_overrides(tier, arm) for a, arm in arms.items()})
+    dirs = {a: [run_dir(args.out, a, x) for x in seeds] for a in arms}
+    meters = {a: [tier.meter(makes_reference(d)) for d in ds] for a, ds in dirs.items()}
+    traces = {a: [read_trace(d, m, files, tier.dataset) for d, m in zip(ds, meters[a])] for a, ds in dirs.items()}
+    reread = not all(trained_under(d, tier) for ds in dirs.values() for d in ds)
+    reach = min(float(tr.cost[-1]) for trs in traces.values() for tr in trs)
+    end = reach if reread or tier.budget != tier.budget else tier.budget  # NaN budget: a re-read without one
+    s = summarize(traces, budget_grid(end, tier.points), {a: arm.label for a, arm in arms.items()}, seeds=seeds)
+    measured = {a: measure_weight([metrics_rows(d) for d in dirs[a]]) for a in ("grpo", "pods") if a in arms}
+    prof = profiles.load(tier.profile) if tier.cost == "seconds" else None
+    s.update(tier=tier.name, budget=end, points=tier.points, weight=tier.weight, weight_measured=measured,
+             unavailable=unavailable, wall_seconds=wall,
+             arms_overrides={a: arm_overrides(tier, arm) for a, arm in arms.items()},
+             cost={"kind": tier.cost, "words": cost_words(tier), "profile": prof.name if prof else None,
+                   "compared_up_to": end, "re_read": reread},
+             axis=time_axis(end, prof.name) if prof else
+             {"label": f"budget (millions of tokens: generated + {tier.weight:g} x trained)", "scale": 1e6})
+    old = [f"{a}-seed{x}" for a, ds in dirs.items() for x, d in zip(seeds, ds)
+           if "cost/decode_steps_total" not in metrics_rows(d)[max(metrics_rows(d))]]
+    head = (f"Cost: {cost_words(tier)}; arms compared up to {end:,.6g}"
+            + (" (the largest budget every run reached: runs trained under another cost, re-read)" if reread else "")
+            + (f". Runs written before the cost ledger's batch counts ({len(old)}: {', '.join(old[:3])}"
+               f"{', ...' if len(old) > 3 else ''}) are priced with their estimates (pods.core.cost.step_counts)"
+               if old and tier.cost == "seconds" else "") + ".\n\n")
+    table = head + markdown(s) + "".join(f"\n{a}: unavailable ({why})\n" for a, why in unavailable.items())
+    rows = break_even_rows(tier, arms, dirs, meters, files) if prof and "grpo" in arms else {}
+    if rows:
+        from pods.analysis.breakeven import markdown as be_markdown
+
+        s["break_even"] = {a: be for a, (_, be) in rows.items()}
+        table += "\nBreak-even: the fixed part of a step at which the budget ratio reaches 1\n\n" + be_markdown(rows)
     # everything computed: now write (a failure above leaves no half-written table)
     for a in arms:
         for k in seeds:
-            write_authors_layout(args.out / "results", a, k, run_dir(args.out, a, k), traces[a][k], files, tier.dataset)
-    table = markdown(s) + "".join(f"\n{a}: unavailable ({why})\n" for a, why in unavailable.items())
+            write_authors_layout(args.out / "results", a, k, dirs[a][k], traces[a][k], files, tier.dataset)
     draw(s, args.out)
+    if rows:
+        from pods.analysis.breakeven import draw_break_even
+
+        draw_break_even(rows, args.out, prof.name)
     atomic_write_json(args.out / "summary.json", s)
     atomic_write_text(args.out / "leaderboard.md", table)
     print(table)
     print("w measured in these runs (median update s per trained token / generation s per generated token): "
           + ", ".join(f"{a} {w:.2f}" for a, w in measured.items()) + f"; used: {tier.weight:g}")
     return s
+
+
+def time_axis(end: float, profile: str) -> dict:
+    """The figure's budget axis in words for a modelled-seconds budget up to `end`: seconds, minutes or hours."""
+    unit, scale = next((u, x) for u, x, top in (("seconds", 1.0, 600), ("minutes", 60.0, 3 * 3600),
+                                                ("hours", 3600.0, float("inf"))) if end < top)
+    return {"label": f"budget ({unit} of training modelled on {profile})", "scale": scale}
+
+
+def break_even_rows(tier, arms: dict, dirs: dict, meters: dict, files: dict) -> dict:
+    """{arm: (label, pods.analysis.breakeven.break_even)} against GRPO, the fixed part swept from 0 to 9 x GRPO's
+    variable seconds per step (a fixed share of 0-90 %) on the tier's profile."""
+    import numpy as np
+
+    from pods.analysis import breakeven
+    from pods.analysis.traces import read_trace
+
+    var = {a: [read_trace(d, m.with_fixed(0.0), files, tier.dataset) for d, m in zip(dirs[a], meters[a])]
+           for a in arms}
+    grpo_step = float(np.mean([tr.cost[-1] / tr.steps[-1] for tr in var["grpo"]]))
+    fixed = np.linspace(0.0, 9 * grpo_step, 46)
+    return {a: (arm.label, breakeven.break_even(var[a], var["grpo"], fixed=fixed, points=tier.points,
+                                                grpo_step=grpo_step, resamples=breakeven.RESAMPLES))
+            for a, arm in arms.items() if a != "grpo"}
+
+
+def trained_under(rdir: Path, tier) -> bool:
+    """The run was trained on the tier's budget and cost (its config.yaml): else reading it is a re-read."""
+    from omegaconf import OmegaConf
+
+    path = rdir / "config.yaml"
+    if not path.is_file():
+        return False
+    rl = OmegaConf.load(path).rl
+    if str(rl.get("budget_cost", "tokens")) != tier.cost or rl.token_budget is None:
+        return False
+    if abs(float(rl.token_budget) - tier.budget) > 1e-9 * tier.budget:
+        return False
+    if tier.cost == "tokens":
+        return float(rl.token_budget_weight) == tier.weight
+    return profiles.load(str(rl.budget_profile)).constants == profiles.load(tier.profile).constants
 
 
 def warm_start(tier):

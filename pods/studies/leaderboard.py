@@ -5,8 +5,9 @@
     train_overrides(tier, arm, seed, runs_dir, model_dir)   # train.py's arguments: the same budget for every arm
     evaluate_both(run_dir, tier)                            # eval_results.json (sampled) + eval_greedy.json
 
-Contract: every arm of a tier runs on the same token budget (rl.token_budget, rl.token_budget_weight = the tier's
-w), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
+Contract: every arm of a tier runs on the same budget (rl.token_budget: tokens with rl.token_budget_weight = the
+tier's w, or modelled seconds on the tier's profile, rl.budget_cost=seconds; `tier.meter` prices a run's rows the
+same way), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
 same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm that sets a key the tier
 sets for every arm is a ConfigError (the tier would override it silently). An arm whose `needs` key is refused by
 the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused arm is a
@@ -24,7 +25,11 @@ from pathlib import Path
 
 from pods.config.checks import validate
 from pods.config.files import compose
-from pods.core.cost import spent
+from omegaconf import OmegaConf
+
+from pods.core import profiles
+from pods.core.losses import runs_reference
+from pods.core.timing import Meter
 from pods.errors import ConfigError
 from pods.evaluation import evaluate_run
 
@@ -63,21 +68,35 @@ W_GPU = 2.1  # the same, fitted to the paper's GSM8K step rates on an L40S (docs
 class Tier:
     name: str
     overrides: tuple[str, ...]  # the tier's train.py overrides (experiment, model, ...)
-    budget: float  # tokens generated + weight x tokens trained per run
+    budget: float  # per run, in `cost`'s unit: tokens generated + weight x tokens trained, or modelled seconds
     points: int  # budget points (checkpoints, evaluations) after the warm start
     seeds: int
-    weight: float  # w of the cost model
+    weight: float  # w of the token cost
     dataset: str  # held-out dataset of the evaluation
     eval_size: int | None  # held-out problems (None: the whole test split)
     draws: int  # samples per problem for sampled pass@1
     max_tokens: int  # evaluation tokens per answer
     cuda: bool  # validate the arms as on a GPU machine
     gpu: str | None = None  # the memory preflight's GPU
+    cost: str = "tokens"  # tokens | seconds (modelled on `profile`: pods.core.timing)
+    profile: str | None = None  # the machine profile of cost=seconds (None: the tier's machine's, for_machine)
+    budgets: tuple[tuple[str, float], ...] = ()  # (cost, budget) of each cost the tier knows a budget for
+
+    def budget_in(self, cost: str) -> float | None:
+        """The tier's budget in `cost`'s unit (None: it has none)."""
+        return dict(self.budgets).get(cost)
+
+    def meter(self, reference: bool = False) -> Meter:
+        """A run's cost function on this tier (reference: the run makes a reference pass)."""
+        if self.cost == "seconds":
+            return Meter(constants=profiles.load(self.profile).constants, reference=reference)
+        return Meter(weight=self.weight)
 
     def quick(self) -> Tier:
         """A first look: a fifth of the budget, 4 points, 3 seeds, 500 problems."""
         return dataclasses.replace(self, name=f"{self.name}-quick", budget=self.budget / 5, points=4, seeds=3,
-                                   eval_size=min(self.eval_size or 500, 500))
+                                   eval_size=min(self.eval_size or 500, 500),
+                                   budgets=tuple((c, b / 5) for c, b in self.budgets))
 
 
 TIERS = {
@@ -85,10 +104,12 @@ TIERS = {
     # training problems only, for every arm: the runs meet each prompt again (GRPO: ~5 epochs), as on GSM8K,
     # so a history-based prompt rule (GRESO) has histories to act on
     "cpu": Tier("cpu", ("experiment=demo", "dataset.limit=1024"), budget=1.2e6, points=10, seeds=5, weight=W_CPU, dataset="arithmetic",
-                eval_size=1000, draws=2, max_tokens=6, cuda=False),
-    # the paper's 6 h of GRPO 16/16 on an L40S: ~2,900 steps x 16 completions x ~250 tokens x (1 + w)
-    "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=36e6, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
-                eval_size=None, draws=1, max_tokens=512, cuda=True, gpu="L40S"),
+                eval_size=1000, draws=2, max_tokens=6, cuda=False, budgets=(("tokens", 1.2e6),)),
+    # the paper's 6 h on an L40S, modelled (l40s-unsloth: what a step costs there, from its counts); in tokens:
+    # ~2,900 GRPO steps x 16 completions x ~250 tokens x (1 + w)
+    "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=21600, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
+                eval_size=None, draws=1, max_tokens=512, cuda=True, gpu="L40S", cost="seconds",
+                profile="l40s-unsloth", budgets=(("seconds", 21600), ("tokens", 36e6))),
 }
 
 
@@ -113,9 +134,10 @@ def resolve_arms(specs: list[str]) -> dict[str, Arm]:
 
 
 def budget_overrides(tier: Tier) -> list[str]:
+    cost = ([f"rl.token_budget_weight={tier.weight:g}"] if tier.cost == "tokens" else
+            ["rl.budget_cost=seconds", f"rl.budget_profile={tier.profile}"])
     return ["rl.max_steps=null", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=true",
-            f"rl.token_budget={tier.budget:g}", f"rl.token_budget_weight={tier.weight:g}",
-            f"rl.save_tokens={tier.budget / tier.points:g}"]
+            f"rl.token_budget={tier.budget:g}", *cost, f"rl.save_tokens={tier.budget / tier.points:g}"]
 
 
 def train_overrides(tier: Tier, arm: Arm, seed: int, runs_dir: Path | None, model_dir: Path | None,
@@ -195,8 +217,17 @@ def trained(run_dir: Path, tier: Tier) -> bool:
     if not path.is_file():
         return False
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip().endswith("}")]
-    return bool(rows) and spent(rows[-1], tier.weight) >= tier.budget and (
+    return bool(rows) and tier.meter(makes_reference(run_dir))(rows[-1]) >= tier.budget and (
         run_dir / f"checkpoint-{rows[-1]['step']}").is_dir()
+
+
+def makes_reference(run_dir: Path) -> bool:
+    """The run makes a reference pass each step (its config.yaml's rl.beta and rl.reference_pass)."""
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        return False
+    rl = OmegaConf.load(path).rl
+    return runs_reference(float(rl.beta), str(rl.get("reference_pass", "auto")))
 
 
 def evaluated(run_dir: Path) -> bool:
