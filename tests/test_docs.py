@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|benchmarks|config|pods|tests|rewards)/[\w./-]*\w\.(?:md|py|yaml|png|json|sh))")
 GROUP = re.compile(r"(?<![\w.+])(experiment|protocol|model|backend|dataset|rule)=([\w.-]+)(?![\w.(-])")  # not f(x)
-THEIRS = {"config/test.yaml", "scripts/merge.py"}  # the authors' repository's files, cited
+THEIRS = {"config/test.yaml", "scripts/merge.py",  # the authors' repository's files, cited
+          "scripts/CPPO.sh", "scripts/run_reinforce_ada.sh"}  # CPPO's and Reinforce-Ada's, cited
 OUTSIDE = {"model": {"gpt5"}}  # a wrong name shown on purpose (docs/configuration.md)
 
 
