@@ -360,8 +360,9 @@ def _hung_up(signum, frame):
 class HydraApp:
     """A Hydra program's error handling; `job` runs inside the @hydra.main function, `main` around it."""
 
-    def __init__(self, program: str):
+    def __init__(self, program: str, interrupted: str = ""):
         self.program = program
+        self.interrupted = interrupted  # the line after Ctrl-C outside a training loop; default: a sweep's
         self.jobs = 0
         self.failed: list[JobFailure] = []  # failed sweep jobs that ran in this process
 
@@ -425,6 +426,8 @@ class HydraApp:
             say(f"{self.program}: error: {err}")
             sys.exit(2)
         except KeyboardInterrupt:  # Ctrl-C in a sweep's own process (a job handles it in its process)
+            if self.interrupted:
+                sys.exit(stopped(self.program, KeyboardInterrupt(), self.interrupted))
             say(f"{self.program}: interrupted; a job in progress saves its step before it stops; rerun the "
                 "same command to resume (finished jobs have nothing left to do)")
             sys.exit(130)

@@ -1,10 +1,9 @@
 """Will a train.py config fit a GPU? The memory estimate, without a GPU and without downloading the model.
 
-    uv run python scripts/preflight.py --gpu L40S experiment=gsm8k_main
-    uv run python scripts/preflight.py --gpu-memory-gib 80 experiment=gsm8k_main backend=vllm model.lora.rank=0 \
-        model.load_in_4bit=false
-    uv run python scripts/preflight.py --presets --gpu L40S --gpu H100     # every preset and its sweep's jobs
-    uv run python scripts/preflight.py --gpu L40S --gpu H100 experiment=gsm8k_main   # one check per GPU
+    pods preflight --gpu L40S experiment=gsm8k_main
+    pods preflight --gpu-memory-gib 80 experiment=gsm8k_main backend=vllm model.lora.rank=0 model.load_in_4bit=false
+    pods preflight --presets --gpu L40S --gpu H100     # every preset and its sweep's jobs
+    pods preflight --gpu L40S --gpu H100 experiment=gsm8k_main   # one check per GPU
 
 Prints the table of pods.backends.memory (one row per item, with how it was counted) and ends with
 "fits: X GiB of N GiB" (exit 0) or "does not fit: X GiB needed, N GiB available; try ..." (exit 3: on any
@@ -24,8 +23,8 @@ import sys
 from pods.backends import memory
 from pods.backends.checks import model_architecture
 from pods.cli import run_script
+from pods.commands import parser
 from pods.config.aliases import rewrite_overrides
-from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.config.files import CONFIG_DIR, groups
 from pods.config.files import compose
@@ -63,6 +62,8 @@ def config(overrides: list[str]):
         cfg = compose(args)
     except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown group option, a bad value
         raise ConfigError(f"cannot compose the config: {str(err).splitlines()[0]}") from err
+    from pods.config.checks import validate  # torch: once the arguments are read
+
     validate(cfg, cuda=True)
     return cfg
 
@@ -107,11 +108,13 @@ def presets(gpus: list[tuple[str, float]], extra: list[str]) -> int:
 
 
 def run(argv=None, prog: str = "preflight.py") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    p = parser(prog, __doc__, usage="%(prog)s [options] [key=value ...]   (train.py's overrides)",
+               epilog="Exit 0: fits; 3: does not fit on a GPU asked for; 2: a config problem. docs/gpu.md.")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--gpu", action="append", choices=sorted(memory.GPUS),
-                      help="a GPU by name, repeatable: each is checked (default L40S; --presets: L40S and H100)")
-    size.add_argument("--gpu-memory-gib", type=gib, default=None, help="the GPU's memory in GiB")
+    size.add_argument("--gpu", action="append", choices=sorted(memory.GPUS), metavar="NAME",
+                      help="a GPU by name, repeatable: each is checked (default L40S; --presets: L40S and H100): "
+                      + ", ".join(sorted(memory.GPUS)))
+    size.add_argument("--gpu-memory-gib", type=gib, default=None, metavar="GIB", help="the GPU's memory in GiB")
     p.add_argument("--presets", action="store_true", help="every config/experiment preset and its sweep's jobs")
     args, overrides = p.parse_known_args(argv)
     flags = [o for o in overrides if o.startswith("-")]

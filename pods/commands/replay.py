@@ -15,12 +15,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from pods.analysis.replay import replay, run_dirs, table
 from pods.cli import run_script
+from pods.commands import parser
 
 
 def parse_args(argv=None, prog: str = "replay.py") -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(prog, __doc__, epilog="Definitions: docs/ledger.md.")
     p.add_argument("runs", nargs="+", help="run directory (checkpoints/<run>) or a quoted glob of them")
     p.add_argument("--rule", action="append", required=True, help="rollout or prompt rule to replay (repeatable; all: every rollout rule, all_prompt: every prompt rule)")
     p.add_argument("--m", type=int, default=None, help="rollouts kept per group (default: the run's m)")
@@ -30,6 +30,8 @@ def parse_args(argv=None, prog: str = "replay.py") -> argparse.Namespace:
 
 def run(argv=None, prog: str = "replay.py") -> int:
     a = parse_args(argv, prog)
+    from pods.analysis.replay import replay, run_dirs, table  # torch: once the arguments are read
+
     paths = [p for spec in a.runs for p in run_dirs(spec)]
     rows = replay(paths, a.rule, m=a.m)
     print(json.dumps(rows, indent=1) if a.json else table(rows))
