@@ -105,10 +105,13 @@ def example_line(example: str) -> str:
 
 
 class _Formatter(argparse.HelpFormatter):
-    """Option names in a column of 26 characters."""
+    """Option names in a column of 26 characters; an epilog of several lines (a legend) kept as written."""
 
     def __init__(self, prog, **kwargs):
         super().__init__(prog, max_help_position=26, **kwargs)
+
+    def _fill_text(self, text, width, indent):
+        return text if "\n" in text else super()._fill_text(text, width, indent)
 
 
 def hydra_help(doc: str, body: str, prog: str, name: str) -> str:

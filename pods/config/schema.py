@@ -102,6 +102,9 @@ class RLConfig:
     n: int = setting(64, "rollouts generated per prompt", low=1, trl="num_generations")
     m: int = setting(16, "rollouts kept per prompt for the update", low=1, trl="pods_m")
     rule: str = setting("max_variance", "down-sampling rule", choices="pods.core.downsample:RULES", trl="pods_rule")
+    rule_scope: str = setting("group", "what the rule ranks together: group (m of each prompt's n) | batch (B x m of "
+                              "the whole step's B x n, groups keeping unequal numbers: CPPO's pruning; cppo only)",
+                              choices="pods.core.downsample:SCOPES")
     algorithm: str = setting("auto", "auto: pods if m < n else grpo; grpo_ga (m = n): the paper's GRPO-GA baseline",
                              choices=("auto", "pods.core.algorithms:ALGORITHMS"))
     prompts_per_step: int = setting(1, "B: prompts (groups) per training step", low=1)
@@ -122,6 +125,9 @@ class RLConfig:
                                              "false": "none"})
     advantage_std: str = setting("sample", "std of that scale: sample (n - 1, torch/TRL/the authors) | population (n)",
                                  choices="pods.core.advantages:STDS")
+    advantage_over: str = setting("kept", "the rollouts whose mean (and std) the advantages use: kept (the m trained, "
+                                  "the paper's) | drawn (every rollout drawn for the prompt: Reinforce-Ada's global "
+                                  "statistics, CPPO's advantages before pruning)", choices="pods.core.advantages:OVER")
     temperature: float = setting(0.9, "sampling temperature of the rollouts", trl="temperature")
     logprob_temperature: bool = setting(True, "loss log-probs from logits / temperature (TRL, verl); false: the "
                                               "authors' 1-GPU trainer")
@@ -144,7 +150,8 @@ class RLConfig:
                                          "tokens trained (the cost ledger), reaches this (null: no token budget)",
                                          low=0, low_open=True, resume_safe=True)
     token_budget_weight: float = setting(1.0, "w of the cost: what one trained token costs in generated tokens "
-                                         "(docs/leaderboard.md: measured per tier)", low=0)
+                                         "(docs/leaderboard.md: measured per tier); used by rl.token_budget and "
+                                         "rl.save_tokens", low=0)
     save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
                                         "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
                                         resume_safe=True)
@@ -164,8 +171,8 @@ class RLConfig:
                                "history (docs/rules.md)")
     prompt_rule_options: dict | None = setting(None, "keyword arguments of rl.prompt_rule (e.g. {low: 0.2, "
                                                "high: 0.8} for band; null: its defaults)")
-    prompt_pool: int = setting(1, "a prompt rule is offered this many candidates per prompt it may pick at once "
-                               "(a selector such as mopps chooses among them; filters walk the stream)", low=1)
+    prompt_pool: int = setting(1, "a selector prompt rule (mopps) is offered this many candidates per prompt it "
+                               "picks, at least 2 (the other rules walk the stream: 1)", low=1)
     allocation: str = setting("none", "allocation rule: each prompt's number of rollouts over generation rounds "
                               "(docs/rules.md)")
     allocation_options: dict | None = setting(None, "keyword arguments of rl.allocation (e.g. {screen: 8} for "

@@ -4,11 +4,13 @@
     sampler.begin(step=run.step, position=run.position, m=m)    # each step
     batch = collect(sampler, B, dynamic=..., budget=...)        # pods.core.collect
     advance = sampler.position - run.position                   # stream positions the step used
+    sampler.batches                                             # the step's decoded batches (cost ledger)
 
 Contract: `round` draws the prompt rule's pick of B prompts from the epoch-shuffled stream (pods.core.prompts) and
 advances `position`; every generation call samples with `sampling_seed(seed, step, call)`, so a resumed step draws
 what the uninterrupted one drew; `keep` is the rollout rule's selection (the run's selection generator);
-`allocation` the lab's plan for m (None without a rule); `stopping` reads the run's stop signals.
+`allocation` the lab's plan for m (None without a rule); `stopping` reads the run's stop signals; `batches` holds
+pods.core.cost.decoded_batches of every generation call since `begin`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import torch
 from pods.backends.base import Sampling, sampling_seed
 from pods.core.algorithms import keep
 from pods.core.collect import Round, Sampler
+from pods.core.cost import Decoded, decoded_batches
 from pods.core.prompts import PromptStream
 from pods.errors import ConfigError
 
@@ -49,10 +52,12 @@ class StepSampler(Sampler):
         self.stream = PromptStream(len(ready.prompts), ready.cfg.seed)
         self.sampling = Sampling(max_tokens=rl.max_completion_tokens, temperature=rl.temperature, top_p=rl.top_p)
         self.step, self.position, self.m = 0, 0, rl.m
+        self.batches: list[Decoded] = []
 
     def begin(self, *, step: int, position: int, m: int) -> None:
         """A new step: `step` steps done, the stream at `position`, m kept per prompt."""
         self.step, self.position, self.m = step, position, m
+        self.batches = []
 
     def round(self, call: int, n: int | None = None) -> Round:
         rl, B = self.ready.cfg.rl, self.ready.cfg.rl.prompts_per_step
@@ -70,6 +75,8 @@ class StepSampler(Sampler):
         with self.timers("generation"):  # the sampling seed depends on (seed, step, call) only: resumable
             seeded = replace(self.sampling, seed=sampling_seed(ready.cfg.seed, self.step, call))
             ro = ready.generator.generate([ready.prompts[i] for i in prompts], k, seeded)  # G * k
+        self.batches += decoded_batches([len(p) for p in ro.flat_prompt_ids()], [len(c) for c in ro.completion_ids],
+                                        getattr(ready.generator, "batch_size", None))  # HF decodes in chunks
         with self.timers("scoring"):
             total, per_fn = score_groups(ro.texts, prompts, ready.answers, ready.cols, ready.reward, k)  # [G, k]
         return Round(list(prompts), ro, total, per_fn, per_fn[ready.accuracy] > 0)
@@ -78,7 +85,7 @@ class StepSampler(Sampler):
         ready = self.ready
         with self.timers("selection"):
             return keep(rnd.total, ready.algorithm, self.m, ready.cfg.rl.rule, generator=ready.gens["select"],
-                        lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts)
+                        lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts, scope=ready.cfg.rl.rule_scope)
 
     def allocation(self, budget: int | None):
         return self.lab.allocation(self.m, budget)
