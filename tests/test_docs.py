@@ -18,7 +18,7 @@ PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|benchmarks|config|pods|tests|re
 GROUP = re.compile(r"(?<![\w.+])(experiment|protocol|model|backend|dataset|rule)=([\w.-]+)(?![\w.(-])")  # not f(x)
 THEIRS = {"config/test.yaml", "scripts/merge.py",  # the authors' repository's files, cited
           "scripts/CPPO.sh", "scripts/run_reinforce_ada.sh"}  # CPPO's and Reinforce-Ada's, cited
-OUTSIDE = {"model": {"gpt5"}}  # a wrong name shown on purpose (docs/configuration.md)
+OUTSIDE = {"model": {"gpt5"}, "rule": {"cppo"}}  # wrong names shown on purpose (docs/configuration.md)
 
 
 def _text(page: Path) -> str:

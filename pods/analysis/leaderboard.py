@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pods.analysis.curves import stats
 from pods.analysis.figures import new_figure, save
 from pods.analysis.paired import paired_bootstrap, paired_difference, separable
 from pods.analysis.speedup import first_reach
 from pods.analysis.traces import Trace, grid_values
 from pods.errors import ResultsError
+from pods.extras import require
 
 METRICS = {"sampled": "sampled pass@1 (T = 1)", "greedy": "greedy accuracy"}
 
@@ -151,7 +151,8 @@ def draw(s: dict, out_dir, name: str = "leaderboard", title: str = "") -> list:
     for ax, (m, label) in zip(axes, METRICS.items()):
         for i, (a, r) in enumerate(s["arms"].items()):
             y = np.asarray(r["curves"][m])  # [S, K]
-            mean, half = y.mean(0), stats.t.ppf(0.975, len(y) - 1) * y.std(0, ddof=1) / np.sqrt(len(y))
+            t = require("scipy.stats", "analysis").t.ppf(0.975, len(y) - 1)
+            mean, half = y.mean(0), t * y.std(0, ddof=1) / np.sqrt(len(y))
             ax.plot(grid, mean, marker="o", ms=3, color=f"C{i % 10}", ls="-" if i < 10 else "--", label=r["label"])
             ax.fill_between(grid, np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1), color=f"C{i % 10}",
                             alpha=0.15, linewidth=0)

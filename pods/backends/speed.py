@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from pods.core.losses import runs_reference
+from pods.core.reference import runs_reference
 from pods.core.profiles import Profile
 from pods.core.timing import planned_counts, step_seconds
 

@@ -1,8 +1,8 @@
 """A compute-matched leaderboard: every arm on the same token budget, seeds paired, intervals, the authors' layout.
 
-    uv run python scripts/leaderboard.py --quick                   # every arm x 3 seeds, a fifth of the budget
-    uv run python scripts/leaderboard.py [--tier cpu|gpu] [--arms grpo pods ...] [--seeds N] [--out DIR] [-j N]
-    uv run python scripts/leaderboard.py --tier gpu --dry-run      # each arm's plan, budget, memory preflight
+    pods leaderboard --quick                   # every arm x 3 seeds, a fifth of the budget (CPU, ~8 min at -j 2)
+    pods leaderboard [--tier cpu|gpu] [--arms grpo pods ...] [--seeds N] [--out DIR] [-j N]
+    pods leaderboard --tier gpu --dry-run      # each arm's plan, budget, memory preflight, estimated wall time
 
 Each arm x seed trains (train.py, resumed when interrupted, skipped when finished) until tokens generated +
 w x tokens trained reach the budget, checkpointing at the same budget points, and is evaluated on the same
@@ -18,25 +18,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
 
-from pods.cli import run_script
+from pods.cli import out_dir, run_script
+from pods.commands import parser
 from pods.core import profiles
 from pods.core.timing import planned_counts, step_seconds
 from pods.errors import ConfigError, PodsError
 from pods.io import atomic_write_json, atomic_write_text
 
+INTERRUPTED = ("the runs in progress saved their step; rerun the same command to continue (finished runs are "
+               "skipped, the others resume)")
+
 
 def parse(argv, prog: str) -> argparse.Namespace:
-    from pods.studies.leaderboard import ARMS, TIERS
-
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
-    p.add_argument("--tier", choices=sorted(TIERS), default="cpu", help="cpu: the demo task; gpu: Qwen2.5-3B on GSM8K")
+    p = parser(prog, __doc__, epilog="docs/leaderboard.md: the protocol, the tiers, measured tables.")
+    p.add_argument("--tier", default="cpu", help="cpu: the demo task (default); gpu: Qwen2.5-3B on GSM8K")
     p.add_argument("--quick", action="store_true", help="a first look: a fifth of the budget, 4 points, 3 seeds")
-    p.add_argument("--arms", nargs="+", default=list(ARMS), metavar="ARM",
-                   help=f"arms ({', '.join(ARMS)}) or NAME:key=value ... (default: all)")
+    p.add_argument("--arms", nargs="+", default=None, metavar="ARM",
+                   help="arms by name (default: all; --dry-run lists them) or NAME:key=value ...")
     p.add_argument("--seeds", type=int, default=None, help="seeds per arm, 0..N-1 (default: the tier's; at least 2)")
     p.add_argument("--budget", type=float, default=None,
                    help="per run, in --cost's unit: tokens generated + w x tokens trained, or modelled seconds")
@@ -49,7 +52,7 @@ def parse(argv, prog: str) -> argparse.Namespace:
     p.add_argument("--weight", type=float, default=None, metavar="W",
                    help="w, what a trained token costs in generated tokens (default: the tier's; `pods gpu-check "
                         "--config ... --random-weights` measures it on your GPU and backend)")
-    p.add_argument("--out", type=Path, default=None, help="default: checkpoints/leaderboard-<tier>")
+    p.add_argument("--out", type=out_dir, default=None, metavar="DIR", help="default: checkpoints/leaderboard-<tier>")
     p.add_argument("--dry-run", action="store_true", help="print each arm's plan (and memory preflight); run nothing")
     p.add_argument("-j", "--jobs", type=int, default=2, help="runs at once; the CPU threads are split between them")
     p.add_argument("--report-only", action="store_true", help="train and evaluate nothing; report finished runs")
@@ -65,6 +68,8 @@ def tier_of(args):
 
     from pods.studies.leaderboard import TIERS
 
+    if args.tier not in TIERS:
+        raise ConfigError(f"--tier {args.tier}: no such tier; the tiers: {', '.join(TIERS)}")
     tier = TIERS[args.tier].quick() if args.quick else TIERS[args.tier]
     cost = args.cost or tier.cost
     if args.profile is not None and cost != "seconds":
@@ -84,6 +89,10 @@ def tier_of(args):
                           f"{'modelled seconds' if cost == 'seconds' else 'tokens'})")
     given = (("seeds", args.seeds), ("points", args.points), ("weight", args.weight))
     changes = {k: v for k, v in given if v is not None}
+    if cost != tier.cost:  # a run's wall seconds per unit of budget, converted where both budgets are known
+        was, now = tier.budget_in(tier.cost), tier.budget_in(cost)
+        changes["run_seconds"] = (tier.run_seconds[0], tier.run_seconds[1] * was / now) \
+            if tier.run_seconds and was and now else None
     tier = dataclasses.replace(tier, **changes, cost=cost, profile=profile, budget=budget or float("nan"))
     if tier.seeds < 2:
         raise ConfigError(f"--seeds {tier.seeds}: intervals over seeds need at least 2 seeds (the protocol: 5)")
@@ -121,9 +130,9 @@ def plan(args, tier) -> tuple[dict, dict, dict]:
     """(available arms {name: Arm}, their configs, unavailable {name: why}); ConfigError for a bad arm or budget."""
     import dataclasses
 
-    from pods.studies.leaderboard import arm_config, resolve_arms
+    from pods.studies.leaderboard import ARMS, arm_config, resolve_arms
 
-    arms, configs, unavailable = resolve_arms(args.arms), {}, {}
+    arms, configs, unavailable = resolve_arms(args.arms or list(ARMS)), {}, {}
     # a report re-reads finished runs under any cost: their configs are checked as trained on tokens
     checked = dataclasses.replace(tier, cost="tokens", profile=None, budget=1e18) if args.report_only else tier
     for name, arm in list(arms.items()):
@@ -143,8 +152,8 @@ def plan(args, tier) -> tuple[dict, dict, dict]:
     return arms, configs, unavailable
 
 
-def print_plan(tier, arms, configs, unavailable, out: Path) -> None:
-    from pods.studies.leaderboard import arm_overrides, budget_overrides
+def print_plan(tier, arms, configs, unavailable, out: Path, jobs: int) -> None:
+    from pods.studies.leaderboard import arm_overrides, budget_overrides, few_seeds
 
     budget = (f"budget {tier.budget:g} ({cost_words(tier)}) per run, {tier.points} budget points every "
               f"{tier.budget / tier.points:g}" if tier.budget == tier.budget else
@@ -162,6 +171,34 @@ def print_plan(tier, arms, configs, unavailable, out: Path) -> None:
                  if steps == steps else "") + (f"; memory: {memory_line(cfg, tier)}" if tier.gpu else ""))
     for name, why in unavailable.items():
         print(f"  {name:14s} UNAVAILABLE: {why}")
+    print(wall_line(tier, tier.seeds * len(arms), jobs))
+    warning = few_seeds(tier)
+    if warning:
+        print(warning, file=sys.stderr)
+
+
+def wall_line(tier, runs: int, jobs: int) -> str:
+    """'estimated wall time: 33 min (45 runs x 80 s, 2 at a time; measured: docs/leaderboard.md)'."""
+    from pods.studies.leaderboard import wall_seconds
+
+    wall = wall_seconds(tier, runs, jobs, os.cpu_count() or 1)
+    if wall is None or wall != wall:  # not measured, or no budget (a report)
+        return f"estimated wall time: not measured for tier {tier.name} at this cost yet"
+    fixed, per = tier.run_seconds
+    each = fixed + per * tier.budget
+    how = (f"{runs} runs x {each / 3600:.1f} h of training on one {tier.gpu}, one at a time; "
+           "evaluation not counted") if tier.gpu else \
+        f"{runs} runs x {each:.0f} CPU s, {max(1, min(jobs, os.cpu_count() or 1))} at a time"
+    return f"estimated wall time: {duration(wall)} ({how}; measured: docs/leaderboard.md)"
+
+
+def duration(seconds: float) -> str:
+    """'7 min', '1 h 05 min', '3 d 4 h'."""
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{max(minutes, 1)} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours < 48 else f"{hours // 24} d {hours % 24} h"
 
 
 def cost_words(tier) -> str:
@@ -183,6 +220,18 @@ def memory_line(cfg, tier) -> str:
     return f"{tier.gpu}: {line}"
 
 
+def needs_cuda(tier) -> None:
+    """ConfigError before anything is written when the tier trains on a CUDA GPU and this machine has none."""
+    import torch
+
+    if tier.cuda and not torch.cuda.is_available():
+        from pods.backends.checks import no_cuda_reason
+
+        raise ConfigError(f"tier {tier.name} trains on a CUDA GPU, and {no_cuda_reason()}; nothing was written. On "
+                          "this machine: --tier cpu (the demo task; --quick for a first look), or --dry-run for the "
+                          f"{tier.name} tier's plan and memory preflight")
+
+
 def run_dir(out: Path, arm: str, seed: int) -> Path:
     return out / "runs" / f"{arm}-seed{seed}"
 
@@ -190,18 +239,18 @@ def run_dir(out: Path, arm: str, seed: int) -> Path:
 def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
     """Every arm x seed: train (skipped when at the budget, else train.py resumes), then evaluate. -j at a time."""
     from pods.studies.leaderboard import evaluated, train_overrides, trained
-    from pods.studies.runner import pods_command, run_jobs, run_logged
+    from pods.studies.runner import note, pods_command, run_jobs, run_logged
 
     jobs = [(a, s) for s in range(tier.seeds) for a in arms]
+    finished = [(a, s) for a, s in jobs if trained(run_dir(args.out, a, s), tier) and evaluated(run_dir(args.out, a, s))]
+    todo = [job for job in jobs if job not in finished]
     threads = max(1, (os.cpu_count() or 1) // args.jobs)
     lock, timings = threading.Lock(), {}
 
     def one(arm: str, seed: int) -> None:  # one child process trains (or resumes) and evaluates: one start-up
         rdir, log = run_dir(args.out, arm, seed), args.out / "logs" / f"{arm}-seed{seed}.log"
-        if trained(rdir, tier) and evaluated(rdir):
-            return
-        print(f"[{time.strftime('%H:%M:%S')}] {'evaluate' if trained(rdir, tier) else 'train'} {arm} seed {seed}",
-              flush=True)
+        note(f"[{time.strftime('%H:%M:%S')}] {'evaluate' if trained(rdir, tier) else 'train'} {arm} seed {seed} "
+             f"(log: {log})")
         cmd = [*pods_command("leaderboard"), "--job", str(rdir), "--tier", args.tier,
                *(["--quick"] if args.quick else []), "--",
                *train_overrides(tier, arms[arm], seed, args.out / "runs", model_dir, f"{arm}-seed{seed}")]
@@ -210,7 +259,7 @@ def train_and_evaluate(args, tier, arms: dict, model_dir) -> dict:
             timings[f"{arm}-seed{seed}"] = t
 
     (args.out / "logs").mkdir(parents=True, exist_ok=True)
-    errors = run_jobs(jobs, one, args.jobs)
+    errors = run_jobs(todo, one, args.jobs, progress="leaderboard", done=len(jobs) - len(todo))
     if errors:
         raise PodsError("failed runs (rerun the same command: finished runs are skipped, the rest resume):\n  "
                         + "\n  ".join(errors))
@@ -346,11 +395,12 @@ def run(argv=None, prog: str = "leaderboard.py") -> int:
         return job(args.job.resolve(), tier, args.overrides)
     args.out = (args.out or Path("checkpoints") / f"leaderboard-{tier.name}").resolve()
     arms, configs, unavailable = plan(args, tier)
-    print_plan(tier, arms, configs, unavailable, args.out)
+    print_plan(tier, arms, configs, unavailable, args.out, args.jobs)
     if args.dry_run:
         return 0
     t0 = time.time()
     if not args.report_only:
+        needs_cuda(tier)  # before anything is written
         args.out.mkdir(parents=True, exist_ok=True)
         timings = train_and_evaluate(args, tier, arms, warm_start(tier))
         old = json.loads((args.out / "timings.json").read_text()) if (args.out / "timings.json").exists() else {}
@@ -363,4 +413,4 @@ def run(argv=None, prog: str = "leaderboard.py") -> int:
 
 def main(argv=None, prog: str = "leaderboard.py") -> int:
     """`run` with bad input (an unknown arm or rule, a budget too small, seeds < 2) as one message, exit 2."""
-    return run_script(lambda a: run(a, prog), argv, program=prog)
+    return run_script(lambda a: run(a, prog), argv, program=prog, interrupted=INTERRUPTED)

@@ -1,12 +1,10 @@
 """Will a train.py config fit a GPU, and how long will its steps take? Memory and time, before any model loads.
 
-    uv run python scripts/preflight.py --gpu L40S experiment=gsm8k_main
-    uv run python scripts/preflight.py --gpu-memory-gib 80 experiment=gsm8k_main backend=vllm model.lora.rank=0 \
-        model.load_in_4bit=false
-    uv run python scripts/preflight.py --presets --gpu L40S --gpu H100     # every preset and its sweep's jobs
-    uv run python scripts/preflight.py --gpu L40S --gpu H100 experiment=gsm8k_main   # one check per GPU
-    uv run python scripts/preflight.py --time --gpu L40S experiment=gsm8k_main      # + seconds per step, wall time
-    uv run python scripts/preflight.py --time --profile my-gpu.json -m experiment=n_scaling --json   # a line per job
+    pods preflight --gpu L40S experiment=gsm8k_main
+    pods preflight --gpu-memory-gib 80 experiment=gsm8k_main backend=vllm model.lora.rank=0 model.load_in_4bit=false
+    pods preflight --presets --gpu L40S --gpu H100     # every preset and its sweep's jobs
+    pods preflight --time --gpu L40S experiment=gsm8k_main      # + seconds per step, wall time
+    pods preflight --time --profile my-gpu.json -m experiment=n_scaling --json   # a line per job
 
 Prints the table of pods.backends.memory (one row per item, with how it was counted) and ends with
 "fits: X GiB of N GiB" (exit 0) or "does not fit: X GiB needed, N GiB available; try ..." (exit 3: on any
@@ -31,8 +29,8 @@ import sys
 from pods.backends import memory, speed
 from pods.backends.checks import model_architecture
 from pods.cli import run_script
+from pods.commands import parser
 from pods.config.aliases import rewrite_overrides
-from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.config.files import CONFIG_DIR, groups
 from pods.config.files import compose
@@ -82,6 +80,8 @@ def config(overrides: list[str]):
         cfg = compose(args)
     except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown group option, a bad value
         raise ConfigError(f"cannot compose the config: {str(err).splitlines()[0]}") from err
+    from pods.config.checks import validate  # torch: once the arguments are read
+
     validate(cfg, cuda=True)
     return cfg
 
@@ -167,11 +167,13 @@ def presets(gpus: list[tuple[str, float]], extra: list[str]) -> int:
 
 
 def run(argv=None, prog: str = "preflight.py") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    p = parser(prog, __doc__, usage="%(prog)s [options] [key=value ...]   (train.py's overrides)",
+               epilog="Exit 0: fits; 3: does not fit on a GPU asked for; 2: a config problem. docs/gpu.md.")
     size = p.add_mutually_exclusive_group()
-    size.add_argument("--gpu", action="append", choices=sorted(memory.GPUS),
-                      help="a GPU by name, repeatable: each is checked (default L40S; --presets: L40S and H100)")
-    size.add_argument("--gpu-memory-gib", type=gib, default=None, help="the GPU's memory in GiB")
+    size.add_argument("--gpu", action="append", choices=sorted(memory.GPUS), metavar="NAME",
+                      help="a GPU by name, repeatable: each is checked (default L40S; --presets: L40S and H100): "
+                      + ", ".join(sorted(memory.GPUS)))
+    size.add_argument("--gpu-memory-gib", type=gib, default=None, metavar="GIB", help="the GPU's memory in GiB")
     p.add_argument("--presets", action="store_true", help="every config/experiment preset and its sweep's jobs")
     p.add_argument("--time", action="store_true", help="also seconds per step and the run's wall time (a profile)")
     p.add_argument("--profile", default=None, metavar="NAME|FILE",

@@ -113,7 +113,7 @@ class RLConfig:
                           trl="beta")
     reference_pass: str = setting("auto", "the reference forward pass: auto (only when beta > 0) | always (at beta = 0 "
                                           "too, as the authors' trainer: same loss, their seconds per step)",
-                                  choices="pods.core.losses:REFERENCE_PASSES")
+                                  choices="pods.core.reference:REFERENCE_PASSES")
     aggregation: str = setting("sequence", "loss aggregation", choices="pods.core.losses:AGGREGATIONS",
                                trl="loss_type", trl_values={"grpo": "sequence", "dapo": "token"},
                                trl_refused="train.py aggregates the loss per sequence or per token (grpo -> sequence "

@@ -30,7 +30,7 @@ import torch
 
 from pods.backends import memory as mem
 from pods.backends.checks import driver_version, model_architecture
-from pods.config.files import compose
+from pods.config.files import compose, quote
 from pods.core import profiles
 from pods.core.cost import measure_weight
 from pods.firstcontact.gpucheck import PHASES, like_with_like, peak_memory
@@ -167,12 +167,12 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
     dtype = torch.float32 if str(base.model.dtype) == "float32" or not torch.cuda.is_available() else torch.bfloat16
     model_dir = random_model(arch, out_dir / "models", dtype)
     data = write_prompts(out_dir, P)
-    run = [*overrides_, f"model.name={model_dir}", f"dataset.name={data}:prompts", "dataset.path=null",
+    run = [*overrides_, f"model.name={quote(model_dir)}", f"dataset.name={quote(f'{data}:prompts')}", "dataset.path=null",
            "dataset.limit=null", "dataset.options={}", "dataset.prompt_style=base", "dataset.system_prompt=null",
            "dataset.shuffle_seed=null", f"rl.max_prompt_tokens={P}", f"rl.max_completion_tokens={C}",
            f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=false",
            "rl.dynamic_sampling=false", "evaluation=null", "warmstart=null", "logging.progress=false",
-           "resume=false", f"output_root={out_dir}", "run_name=random-weights", "check_memory=false"]
+           "resume=false", f"output_root={quote(out_dir)}", "run_name=random-weights", "check_memory=false"]
     cfg = compose(run)
     cuda = torch.cuda.is_available()
     total = torch.cuda.mem_get_info()[1] / mem.GIB if cuda else mem.GPUS["L40S"]

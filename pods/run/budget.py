@@ -18,7 +18,7 @@ import math
 
 from pods.core import profiles
 from pods.core.cost import spent
-from pods.core.losses import runs_reference
+from pods.core.reference import runs_reference
 from pods.core.timing import Meter
 
 

@@ -136,3 +136,18 @@ def test_real_cpu_needs_tiny(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--real-cpu", "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and "give --tiny --real-cpu" in proc.stderr
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the refusal is for a machine without CUDA")
+def test_a_gpu_sized_config_on_a_cpu_is_refused_before_anything_is_written(tmp_path, capsys):
+    """The docs' command for measuring w on a GPU, run where there is none: it used to write a 12 GB random 3B model
+    and start a CPU step."""
+    out = tmp_path / "gc"
+    assert gc.main(["--config", "experiment=gsm8k_main", "backend=hf", "--random-weights", "--out", str(out)],
+                   prog="pods gpu-check") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pods gpu-check: error: --config experiment=gsm8k_main backend=hf measures a step on a CUDA "
+                          "GPU, and ") and "nothing was written" in err
+    assert "pods preflight --gpu L40S experiment=gsm8k_main backend=hf" in err  # the CPU-sized alternatives
+    assert "offline_gpu_check.sh --dry-run" in err and len(err.splitlines()) == 1
+    assert not out.exists()

@@ -40,7 +40,7 @@ def test_a_measured_weight_replaces_the_tiers_in_the_plan_and_every_runs_overrid
 def test_every_arm_gets_the_same_budget_seed_and_warm_start():
     tier = TIERS["cpu"]
     cmds = {a: train_overrides(tier, arm, 3, Path("/o"), Path("/w"), f"{a}-seed3") for a, arm in ARMS.items()}
-    shared = [*budget_overrides(tier), "seed=3", "model.name=/w", "warmstart=null", "output_root=/o",
+    shared = [*budget_overrides(tier), "seed=3", "model.name='/w'", "warmstart=null", "output_root='/o'",
               "experiment=demo", "dataset.limit=1024", "evaluation=null"]  # prompts met again: GRESO acts
     for a, cmd in cmds.items():
         assert all(s in cmd for s in shared), a
@@ -89,6 +89,36 @@ def test_bad_input_is_exit_2_before_anything_is_written(tmp_path, capsys, argv, 
     out = tmp_path / "board"
     assert main([*argv, "--out", str(out)], prog="pods leaderboard") == 2
     assert message in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tier", "nope"], "--tier nope: no such tier; the tiers: cpu, gpu"),
+    pytest.param(["--tier", "gpu", "--arms", "grpo"], "tier gpu trains on a CUDA GPU, and ",
+                 marks=pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="a machine without CUDA")),
+])
+def test_a_tier_that_does_not_exist_or_needs_a_gpu_here_is_refused_before_anything_is_written(tmp_path, capsys, argv,
+                                                                                            message):
+    out = tmp_path / "board"
+    assert main([*argv, "--out", str(out)], prog="pods leaderboard") == 2
+    assert message in capsys.readouterr().err and not out.exists()
+
+
+def test_an_out_that_is_a_file_is_one_message(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit) as stop:  # it used to be a FileExistsError "This is a bug"
+        main(["--out", str(tmp_path / "file")], prog="pods leaderboard")
+    assert stop.value.code == 2 and "argument --out: " in capsys.readouterr().err
+
+
+def test_the_dry_run_estimates_the_wall_time_and_two_seeds_get_the_width_they_imply(tmp_path, capsys):
+    assert main(["--dry-run", "--arms", "grpo", "random", "--seeds", "2", "-j", "2", "--out", str(tmp_path / "b")],
+                prog="pods leaderboard") == 0
+    out, err = capsys.readouterr()
+    cores = min(2, __import__("os").cpu_count())  # 4 runs x (20 + 5e-5 x 1.2 M = 80 CPU s), 2 at a time
+    assert f"estimated wall time: {round(4 * 80 / cores / 60)} min (4 runs x 80 CPU s, {cores} at a time" in out
+    assert err == ("warning: 2 seeds: a paired 95 % interval is +-t(1) x SD / sqrt(2) = +-9.0 seed-to-seed SDs wide, "
+                   "7x the protocol's 5 seeds; at this tier's measured spread (2.1 points) that is +-19 points; use "
+                   "--seeds 3 or more\n")
 
 
 @pytest.mark.slow
