@@ -114,7 +114,7 @@ class RLConfig:
                           trl="beta")
     reference_pass: str = setting("auto", "the reference forward pass: auto (only when beta > 0) | always (at beta = 0 "
                                           "too, as the authors' trainer: same loss, their seconds per step)",
-                                  choices="pods.core.losses:REFERENCE_PASSES")
+                                  choices="pods.core.reference:REFERENCE_PASSES")
     aggregation: str = setting("sequence", "loss aggregation", choices="pods.core.losses:AGGREGATIONS",
                                trl="loss_type", trl_values={"grpo": "sequence", "dapo": "token"},
                                trl_refused="train.py aggregates the loss per sequence or per token (grpo -> sequence "
@@ -156,6 +156,12 @@ class RLConfig:
     save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
                                         "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
                                         resume_safe=True)
+    budget_cost: str = setting("tokens", "what rl.token_budget and rl.save_tokens count: tokens (generated + "
+                               "token_budget_weight x trained) | seconds (a step's modelled seconds on "
+                               "rl.budget_profile, from the cost ledger)", choices="pods.core.timing:BUDGET_COSTS")
+    budget_profile: str | None = setting(None, "the machine profile that prices a step when rl.budget_cost=seconds: "
+                                         "a name (pods.core.profiles: cpu, l40s-unsloth, h100-hf, or one `pods "
+                                         "gpu-check --random-weights` measured) or a profile file")
     max_nonfinite_steps: int = setting(3, "stop after this many consecutive steps skipped for a NaN/inf loss or grad "
                                           "norm", low=1, why="1: stop at the first non-finite step", resume_safe=True)
     dynamic_sampling: bool = setting(False, "drop groups whose kept rollouts are all right or all wrong; draw more",

@@ -24,7 +24,8 @@ from pods.cli import note
 from pods.core.algorithms import plan_update
 from pods.core.collect import Batch, RoundsStopped, ShortBatchError, collect, generated, subset
 from pods.core.cost import cost_metrics
-from pods.core.losses import policy_loss, runs_reference
+from pods.core.losses import policy_loss
+from pods.core.reference import runs_reference
 from pods.errors import RewardError
 from pods.run import budget, checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
