@@ -161,6 +161,8 @@ def check_pods_settings(trl_kwargs: dict, preset, train_steps=None) -> None:
     combinations, m and the batch shape) on a config built from the preset alone."""
     import warnings
 
+    import torch
+
     from pods.config.aliases import CONFIG_ALIASES
     from pods.config.fields import declared, field_problems
     from pods.config.schema import TrainConfig
@@ -310,7 +312,7 @@ def train(argv: list[str] | None = None, prog: str = "train_trl.py", *, threads:
     a = p.parse_args(argv)
     if threads:
         set_cpu_threads()
-    from pods.integrations.trl.resume import mark_finished, plan_run  # TRL (on a CPU: Triton interpreted) from here
+    from pods.integrations.trl.resume import check_ledger, mark_finished, plan_run  # TRL (CPU: Triton interpreted)
 
     names = [o.split("=", 1)[1] for o in a.overrides if o.startswith("preset=")]
     if len(names) > 1:
@@ -321,6 +323,7 @@ def train(argv: list[str] | None = None, prog: str = "train_trl.py", *, threads:
         cfg = as_grpo_ga(cfg)
     run_dir = Path(cfg.get("run_dir") or Path("checkpoints") / run_name(cfg))
     plan = plan_run(run_dir, cfg)  # every process reads the same files before any is changed
+    check_ledger(run_dir, plan, cfg)  # a damaged or another run's rollout ledger: refused before a model loads
     if plan.note and int(os.environ.get("RANK", "0")) == 0:
         print(f"{run_dir}: {plan.note}", file=sys.stderr)
     if plan.mode == "finished":

@@ -105,7 +105,7 @@ class RLConfig:
     rule: str = setting("max_variance", "down-sampling rule", choices="pods.core.downsample:RULES", trl="pods_rule")
     rule_scope: str = setting("group", "what the rule ranks together: group (m of each prompt's n) | batch (B x m of "
                               "the whole step's B x n, groups keeping unequal numbers: CPPO's pruning; cppo only)",
-                              choices="pods.core.downsample:SCOPES")
+                              choices="pods.core.downsample:SCOPES", trl="pods_rule_scope")
     algorithm: str = setting("auto", "auto: pods if m < n else grpo; grpo_ga (m = n): the paper's GRPO-GA baseline",
                              choices=("auto", "pods.core.algorithms:ALGORITHMS"))
     prompts_per_step: int = setting(1, "B: prompts (groups) per training step", low=1)
@@ -128,7 +128,8 @@ class RLConfig:
                                  choices="pods.core.advantages:STDS")
     advantage_over: str = setting("kept", "the rollouts whose mean (and std) the advantages use: kept (the m trained, "
                                   "the paper's) | drawn (every rollout drawn for the prompt: Reinforce-Ada's global "
-                                  "statistics, CPPO's advantages before pruning)", choices="pods.core.advantages:OVER")
+                                  "statistics, CPPO's advantages before pruning)", choices="pods.core.advantages:OVER",
+                                  trl="pods_advantage_over")
     temperature: float = setting(0.9, "sampling temperature of the rollouts", trl="temperature")
     logprob_temperature: bool = setting(True, "loss log-probs from logits / temperature (TRL, verl); false: the "
                                               "authors' 1-GPU trainer")

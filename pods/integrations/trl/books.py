@@ -3,13 +3,17 @@
     books = PODSBooks(budget=2e6, weight=2.0, metrics=trainer._metrics["train"], total=sum_over_processes)
     trainer.add_callback(books)
     books.generated(lengths=[...], rollouts_trained=64, prompts_skipped=3, rounds=2, trained_tokens=812)
-    books.record(step, rows, resume_step=k)   # pods.core.ledger rows, main process only; books.flush() before saves
+    books.record(step, rows)                  # pods.core.ledger rows, main process only; books.flush() before saves
 
 Contract: each optimizer step's cost/* counts (pods.core.cost.cost_metrics) go into TRL's logged metrics and the
 running totals into every train log; the totals are saved in trainer_state.json (`stateful_callbacks.PODSBooks`)
 and continue on resume. The run stops after the first step whose cost, pods.core.cost.spent, reaches the budget
 (as train.py), and that step is checkpointed. Tokens trained under a token mask are counted in the loss
-(`trained(k)`, this process's) and summed over processes at the step's end.
+(`trained(k)`, this process's) and summed over processes at the step's end. The rollout ledger opens when training
+begins, as train.py's (pods.core.ledger_writer): a resume from checkpoint-<k> reads <run dir>/ledger/ back against
+the run and the ledger id the checkpoint recorded (`ledger_id`, set from its lab.pt) and drops rows past k; damage or
+another run's ledger is one CheckpointError, nothing changed. With the ledger off, an existing one records the
+steps as a gap (switch_off).
 """
 
 from __future__ import annotations
@@ -21,20 +25,21 @@ from transformers import TrainerCallback
 from transformers.trainer_callback import ExportableState
 
 from pods.core.cost import COST_TOTAL, cost_metrics, spent
-from pods.core.ledger_writer import Ledger
+from pods.core.ledger_writer import Ledger, switch_off
 
 
 class PODSBooks(TrainerCallback, ExportableState):
     """Cost ledger, token budget, rollout ledger (see the module docstring)."""
 
     def __init__(self, *, budget: float | None = None, weight: float = 1.0, metrics=None, total=None,
-                 main: bool = True, ledger_run_dir: str | Path | None = None, ledger_meta: dict | None = None):
+                 main: bool = True, run_dir: str | Path | None = None, ledger_meta: dict | None = None):
         self.budget, self.weight, self.metrics, self.total, self.main = budget, weight, metrics, total, main
         self.totals: dict = {}  # COST_TOTAL running totals up to the last finished step
         self.row: dict | None = None  # the last finished step's cost/* keys
         self._pending: dict | None = None  # the generation counts of the step in progress
         self._masked = 0  # tokens trained under a token mask, this process, this step (None: no mask)
-        self.ledger_run_dir, self.ledger_meta, self.ledger = ledger_run_dir, ledger_meta, None  # <run dir>/ledger/
+        self.run_dir, self.ledger_meta, self.ledger = run_dir, ledger_meta, None  # <run dir>/ledger/ (meta None: off)
+        self.ledger_id: str | None = None  # the id the checkpoint resumed from recorded (pods.core.ledger_writer)
 
     # ----------------------------------------------------------------------------------------- cost ledger
 
@@ -74,14 +79,20 @@ class PODSBooks(TrainerCallback, ExportableState):
 
     # ----------------------------------------------------------------------------------------- rollout ledger
 
-    def record(self, step: int, rows: dict, *, resume_step: int) -> None:
-        """Buffer step `step`'s ledger rows (main process; the ledger opens at the run's first step, resuming at
-        `resume_step`: later rows of an earlier attempt are dropped)."""
-        if not self.main or self.ledger_run_dir is None:
+    def open(self, step: int) -> None:
+        """The main process opens the rollout ledger resumed at `step` (0: fresh), or, with it off, marks an
+        existing one's steps from step + 1 as not recorded; CheckpointError when it cannot continue."""
+        if not self.main or self.run_dir is None:
             return
-        if self.ledger is None:
-            self.ledger = Ledger(self.ledger_run_dir, self.ledger_meta or {}, resume_step=resume_step)
-        self.ledger.record(step, rows)
+        if self.ledger_meta is None:
+            switch_off(self.run_dir, step)
+        elif self.ledger is None:
+            self.ledger = Ledger(self.run_dir, self.ledger_meta, resume_step=step, ledger_id=self.ledger_id)
+
+    def record(self, step: int, rows: dict) -> None:
+        """Buffer step `step`'s ledger rows (main process)."""
+        if self.ledger is not None:
+            self.ledger.record(step, rows)
 
     def flush(self) -> None:
         if self.ledger is not None:
@@ -96,6 +107,7 @@ class PODSBooks(TrainerCallback, ExportableState):
         saved = (state.stateful_callbacks or {}).get(type(self).__name__)
         if state.global_step > 0 and isinstance(saved, dict):  # resumed from a checkpoint: the totals continue
             self.totals = dict(saved["attributes"]["totals"])
+        self.open(state.global_step)  # after the checkpoint's lab.pt gave ledger_id
 
     def on_train_end(self, args, state, control, **kwargs):
         if self.ledger is not None:

@@ -16,13 +16,20 @@ import dataclasses
 import re
 from types import SimpleNamespace
 
+from pods.core.advantages import OVER
 from pods.core.allocation import Allocation, make_allocation
+from pods.core.downsample import SCOPES
 from pods.core.lab_checks import lab_problems
 from pods.core.m_schedule import m_at
 from pods.core.prompt_rules import PromptRule, make_prompt_rule
 
 # PODSConfig field -> (train.py key, default, help)
 LAB = {
+    "pods_rule_scope": ("rl.rule_scope", "group", "what pods_rule ranks together: group (m of each prompt's n) | "
+                        "batch (B x m of the step's B x n, groups keeping unequal numbers: CPPO's pruning; cppo only)"),
+    "pods_advantage_over": ("rl.advantage_over", "kept", "the rollouts whose mean (and std) the advantages use: kept "
+                            "(the m trained, the paper's) | drawn (every rollout drawn for the prompt: Reinforce-Ada, "
+                            "CPPO)"),
     "pods_prompt_rule": ("rl.prompt_rule", "none", "prompt rule: which prompts of the stream to generate for, from "
                          "each prompt's history (docs/rules.md)"),
     "pods_prompt_rule_options": ("rl.prompt_rule_options", None, "keyword arguments of pods_prompt_rule (e.g. "
@@ -70,7 +77,7 @@ def lab_fields() -> dict:
             for name, (_, default, text) in LAB.items()}
 
 
-LAB_ANNOTATIONS = {"pods_prompt_rule": str, "pods_prompt_rule_options": dict | None, "pods_prompt_pool": int,
+LAB_ANNOTATIONS = {"pods_rule_scope": str, "pods_advantage_over": str, "pods_prompt_rule": str, "pods_prompt_rule_options": dict | None, "pods_prompt_pool": int,
                    "pods_allocation": str, "pods_allocation_options": dict | None,
                    "pods_allocation_budget": int | None, "pods_dynamic_sampling": bool,
                    "pods_dynamic_sampling_metric": str, "pods_max_generation_rounds": int, "pods_short_batch": str,
@@ -98,9 +105,10 @@ def lab_view(args) -> LabView:
 
 def lab_mode(args) -> bool:
     """PODSTrainer draws each step's prompts from pods' prompt stream and generates in rounds (collect), instead
-    of training on TRL's sampler's prompts: a prompt rule, an allocation rule, dynamic sampling or the ledger."""
+    of training on TRL's sampler's prompts: a prompt rule, an allocation rule, dynamic sampling, the ledger, or
+    the selection and advantages of pods.core.algorithms.plan_update (rule scope batch, advantages over drawn)."""
     return (args.pods_prompt_rule != "none" or args.pods_allocation != "none" or bool(args.pods_dynamic_sampling)
-            or bool(args.pods_ledger))
+            or bool(args.pods_ledger) or args.pods_rule_scope != "group" or args.pods_advantage_over != "kept")
 
 
 def in_trl_names(problem: str) -> str:
@@ -131,6 +139,9 @@ def _types(args) -> list[str]:
             what = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                     dict: "a mapping, e.g. {key: value}"}[base]
             p.append(f"{name} must be {what}{' or None' if kind is not base else ''}, got {value!r}")
+    for name, choices in (("pods_rule_scope", SCOPES), ("pods_advantage_over", OVER)):
+        if not p and getattr(args, name) not in choices:
+            p.append(f"unknown {name} {getattr(args, name)!r}; valid: {', '.join(choices)}")
     for name, low in (("pods_prompt_pool", 1), ("pods_max_generation_rounds", 1), ("pods_m_end", 2),
                       ("pods_m_horizon", 1)):
         value = getattr(args, name)
@@ -149,7 +160,7 @@ def _trl_problems(args) -> list[str]:
     p, n, rl = [], args.num_generations, lab_view(args)
     if lab_mode(args):
         why = ("the lab draws each step's prompts itself, once per optimizer step (pods_prompt_rule, pods_allocation, "
-               "pods_dynamic_sampling or pods_ledger is set)")
+               "pods_dynamic_sampling, pods_ledger, pods_rule_scope=batch or pods_advantage_over=drawn is set)")
         if args.prompt_repeats != 1:
             p.append(f"prompt_repeats={args.prompt_repeats} repeats TRL's sampler's prompts, but {why}: set "
                      "prompt_repeats=1")

@@ -1,13 +1,15 @@
 """Rerunning a scripts/train_trl.py command continues its run: plan (every process), then apply (rank 0).
 
     plan = plan_run(run_dir, cfg)            # read-only: fresh | resume | finished; ValueError on a config change
+    check_ledger(run_dir, plan, cfg)         # read-only: a resume's rollout ledger read back (CheckpointError)
     if trainer.accelerator.is_main_process: apply_plan(run_dir, plan, cfg)   # once the trainer is built
     trainer.accelerator.wait_for_everyone()
     trainer.train(resume_from_checkpoint=plan.checkpoint)   # None when fresh
 
 Resumes from the latest complete checkpoint (its trainer_state.json names its step; incomplete ones are
 deleted), refuses settings other than config.yaml's, leaves a finished run (finished.json) alone and trims
-metrics.jsonl / eval_results.json to the checkpoint's step; overwrite=true starts over. docs/multi-gpu.md.
+metrics.jsonl / eval_results.json to the checkpoint's step; overwrite=true starts over. A resume with the rollout
+ledger (trl.pods_ledger) reads it back before a model loads, as train.py's prepare does. docs/multi-gpu.md.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pods.core.lab import LAB_FILE
+from pods.core.ledger_writer import check_resume
 from pods.io import atomic_write_json, atomic_write_text
 
 LOGS = ("metrics.jsonl", "eval_results.json", "finished.json")
@@ -85,6 +89,19 @@ def plan_run(run_dir: str | Path, cfg: dict) -> Plan:
     step, path = complete[-1]
     return Plan("resume", path, step, stale=[d for d in dirs if d != path and checkpoint_step(d) is None],
                 note=f"resuming from {path.name}")
+
+
+def check_ledger(run_dir: str | Path, plan: Plan, cfg: dict) -> None:
+    """Every process, before a model loads: a resume's rollout ledger read back against the id its checkpoint's
+    lab.pt recorded (pods.core.ledger_writer.check_resume; PODSTrainer's writer checks again on the main process).
+    CheckpointError naming the file and what to do when it is damaged or another run's; nothing is written."""
+    if plan.mode != "resume" or not (cfg.get("trl") or {}).get("pods_ledger"):
+        return
+    import torch
+
+    lab = plan.checkpoint / LAB_FILE
+    state = torch.load(lab, map_location="cpu", weights_only=True) if lab.is_file() else {}
+    check_resume(Path(run_dir), {}, plan.step, state.get("ledger_id"))
 
 
 def _trim_metrics(path: Path, step: int) -> None:

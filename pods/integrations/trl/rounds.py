@@ -103,13 +103,13 @@ class TRLSampler(Sampler):
         total = rnd.total  # [B, n]; an unscorable rollout is seen at its group's mean (PODSTrainer's rule)
         filled = torch.where(torch.isnan(total), torch.nan_to_num(total.nanmean(dim=1, keepdim=True), nan=0.0), total)
         return keep(filled, "pods", self.m, a.pods_rule, generator=self.generator,
-                    lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts)
+                    lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts, scope=a.pods_rule_scope)
 
     def allocation(self, budget: int | None):
         return self.lab.allocation(self.m, budget)
 
     def output(self, batch: Batch, idx: torch.Tensor, adv: torch.Tensor) -> dict:
-        """This process's share of the kept rows idx [G, k] (advantages adv [G, k]) in TRL's output format: padded
+        """This process's share of the kept rows idx [G, k] (-1: none; advantages adv [G, k]) in TRL's format: padded
         with rows of no tokens (advantage 0) to procs x steps_per_generation equal micro-batches."""
         tr = self.trainer
         procs, rank, spg = tr.accelerator.num_processes, tr.accelerator.process_index, tr.args.steps_per_generation
@@ -122,7 +122,7 @@ class TRLSampler(Sampler):
             if key in out:
                 out[key][K:] = 0
         advantages = torch.zeros(size)
-        advantages[:K] = adv.reshape(-1).float()
+        advantages[:K] = adv[idx >= 0].float()  # [K] group-major, as `sources` (-1: nothing kept there)
         mine = slice(rank * size // procs, (rank + 1) * size // procs)
         new = {key: value[mine] for key, value in out.items()}
         new["advantages"] = advantages[mine].to(tr.accelerator.device)

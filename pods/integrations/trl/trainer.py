@@ -84,8 +84,8 @@ class PODSMixin:
         self._pods_books = PODSBooks(budget=args.pods_token_budget, weight=args.pods_token_budget_weight,
                                      metrics=self._metrics["train"], total=self._pods_sum,
                                      main=self.accelerator.is_main_process,
-                                     ledger_run_dir=args.output_dir if args.pods_ledger else None,
-                                     ledger_meta=self._pods_ledger_meta())
+                                     run_dir=args.output_dir,
+                                     ledger_meta=self._pods_ledger_meta() if args.pods_ledger else None)
         self.add_callback(self._pods_books)
         self._pods_advantages = None  # the micro-batch's advantages, for adv_entropy_top (compute_loss)
 
@@ -100,15 +100,16 @@ class PODSMixin:
             return len(self.train_dataset)
         except TypeError:
             if lab_mode(self.args):
-                raise ValueError("the PODS lab (pods_prompt_rule, pods_allocation, pods_dynamic_sampling, pods_ledger) "
-                                 "draws prompts by index: pass a map-style datasets.Dataset") from None
+                raise ValueError("the PODS lab (pods_prompt_rule, pods_allocation, pods_dynamic_sampling, pods_ledger, "
+                                 "pods_rule_scope, pods_advantage_over) draws prompts by index: pass a map-style "
+                                 "datasets.Dataset") from None
             return 0
 
     def _pods_ledger_meta(self) -> dict:
         """The run's settings a replay of its ledger needs (ledger/_ledger.json; the keys of train.py's)."""
         a, view = self.args, lab_view(self.args)
-        keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "allocation_budget",
-                "token_mask", "m_schedule", "dynamic_sampling")
+        keys = ("n", "m", "rule", "rule_scope", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation",
+                "allocation_budget", "token_mask", "m_schedule", "advantage_over", "dynamic_sampling")
         return {**{k: view[k] for k in keys}, "scale_rewards": self.scale_rewards, "advantage_std": "sample",
                 "prompt_rule_options": dict(a.pods_prompt_rule_options or {}),
                 "allocation_options": dict(a.pods_allocation_options or {}), "algorithm": "pods", "seed": a.seed,
@@ -155,21 +156,23 @@ class PODSMixin:
                         budget=a.pods_allocation_budget)
         lab.observe(*generated(batch))  # the prompt rule's history: every group generated, on every process alike
         batch = subset(batch, lab.keep_groups(batch.total))  # a prompt rule's group filter (RAGEN's SNR)
-        idx, adv = plan_update(batch.total, "pods", m, a.pods_rule, scale=self.scale_rewards, kept=batch.idx)
+        idx, adv = plan_update(batch.total, "pods", m, a.pods_rule, scale=self.scale_rewards, kept=batch.idx,
+                               over=a.pods_advantage_over)  # [G, k] (-1: none under pods_rule_scope=batch)
         output = sampler.output(batch, idx, adv)
         self._pods_trim(output)
         masked = a.pods_token_mask != "none"
         self._pods_books.generated(
             lengths=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
-            rollouts_trained=idx.numel(), prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen),
+            rollouts_trained=int((idx >= 0).sum()), prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen),
             rounds=batch.rounds, trained_tokens=None if masked else float(output["num_items_in_batch"]))
         if a.pods_ledger:
             start = time.perf_counter()
             rows = step_rows(step + 1, batch, accuracy=self._pods_accuracy)  # every process has the whole step
-            self._pods_books.record(step + 1, rows, resume_step=step)  # the main process writes it
+            self._pods_books.record(step + 1, rows)  # the main process writes it
             self._metrics["train"]["pods/ledger_seconds"].append(time.perf_counter() - start)
-        if len(batch.prompts):  # [G, m] kept rewards of the trained groups (none: a step that trains no group)
-            self._pods_log(batch.total, idx, batch.total.gather(1, idx), False, step)
+        if len(batch.prompts):  # [G, k] kept rewards of the trained groups (none: a step that trains no group)
+            kept = torch.where(idx >= 0, batch.total.gather(1, idx.clamp(min=0)), torch.nan)  # NaN at -1
+            self._pods_log(batch.total, idx, kept, False, step)
         metrics = self._metrics["train"]
         metrics["pods/generation_rounds"].append(float(batch.rounds))
         metrics["pods/groups_trained"].append(float(len(batch.prompts)))
@@ -195,8 +198,9 @@ class PODSMixin:
 
     def _pods_lab_state(self) -> dict:
         sampler = self._pods_sampler
+        ledger = self._pods_books.ledger
         return {"lab": self._pods_lab.state_dict(), "position": sampler.position,
-                "select": sampler.generator.get_state()}
+                "select": sampler.generator.get_state(), "ledger_id": None if ledger is None else ledger.id}
 
     def _save_checkpoint(self, model, trial):
         if self._pods_sampler is not None and self.args.should_save:  # before trainer_state.json marks it complete
@@ -221,6 +225,7 @@ class PODSMixin:
         self._pods_lab.load_state_dict(state["lab"])
         self._pods_sampler.position = int(state["position"])
         self._pods_sampler.generator.set_state(state["select"])
+        self._pods_books.ledger_id = state.get("ledger_id")  # the ledger this checkpoint was written with
 
     # ----------------------------------------------------------------------------------------- token masks, logs
 
@@ -343,7 +348,7 @@ class PODSMixin:
                 logs["completion"].extend(self.processing_class.batch_decode(ids, skip_special_tokens=True))
                 for name, values in rnd.per_fn.items():
                     logs["rewards"][name].extend(values[b, cols].tolist())
-                trained = {int(j): float(a) for j, a in zip(idx[g], adv[g])} if g >= 0 else {}
+                trained = {int(j): float(a) for j, a in zip(idx[g], adv[g]) if j >= 0} if g >= 0 else {}
                 logs["advantages"].extend(trained.get(j, float("nan")) for j in cols)
                 logs["extra"]["pods_kept"].extend(j in trained for j in cols)
         self._logs = logs

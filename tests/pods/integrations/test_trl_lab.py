@@ -26,6 +26,9 @@ from transformers import TrainerCallback  # noqa: E402
 
 from helpers import patch_task, skip_reward_check, tiny_cfg  # noqa: E402
 from pods.analysis.replay import replay  # noqa: E402
+from pods.core.ledger_index import OFF, read_back  # noqa: E402
+from pods.errors import CheckpointError  # noqa: E402
+from pods.integrations.trl.resume import Plan, check_ledger  # noqa: E402
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm  # noqa: E402
 from pods.config.aliases import CONFIG_ALIASES  # noqa: E402
 from pods.config.fields import declared  # noqa: E402
@@ -158,8 +161,11 @@ def test_every_lab_setting_mirrors_its_train_py_key():
     (dict(pods_allocation="ada", use_vllm=True, vllm_mode="colocate", vllm_enable_sleep_mode=True,
           vllm_importance_sampling_correction=False), r"vllm_enable_sleep_mode=True puts colocated vLLM to sleep"),
     (dict(pods_token_mask="entropy_top", top_entropy_quantile=0.5), r"set one of them"),
+    (dict(pods_rule_scope="batch"), r"pods_rule_scope=batch ranks rollouts across the whole batch, which "
+                                    r"pods_rule=max_variance does not"),
+    (dict(pods_advantage_over="all"), r"^unknown pods_advantage_over 'all'; valid: kept, drawn$"),
 ], ids=["unknown-rule", "other-hook-kind", "options-without-rule", "compat", "no-horizon", "bound", "prompt-repeats",
-        "row-mean-loss", "vllm-sleep", "two-token-masks"])
+        "row-mean-loss", "vllm-sleep", "two-token-masks", "batch-scope-rule", "advantage-over"])
 def test_bad_lab_settings_get_train_py_sentences_in_trl_names(tmp_path, kw, message):
     with pytest.raises(ValueError, match=message):
         trl_args(tmp_path, max_steps=-1, **kw)
@@ -203,6 +209,9 @@ SWEEP = {  # every rule whose choices depend only on the rewards and the seeds (
     "dynamic sampling": dict(pods_dynamic_sampling=True, pods_max_generation_rounds=3),
     "dynamic sampling, top_up": dict(pods_dynamic_sampling=True, pods_max_generation_rounds=2,
                                      pods_short_batch="top_up", pods_dynamic_sampling_metric="total"),
+    "cppo over the batch": dict(pods_rule="cppo", pods_rule_scope="batch", pods_advantage_over="drawn"),
+    "ada, advantages over drawn": dict(pods_allocation="ada", pods_allocation_options={"round_n": 4},
+                                       pods_rule="balanced", pods_advantage_over="drawn", scale_rewards="none"),
 }
 
 
@@ -244,6 +253,52 @@ def test_a_resumed_lab_run_equals_the_uninterrupted_one(tmp_path):
     assert [list(x) for x in a.length] == [list(x) for x in b.length] and b.step.tolist() == a.step.tolist()
     assert all(torch.equal(p, q) for p, q in zip(whole.model.parameters(), resumed.model.parameters()))
     assert whole._pods_books.totals == resumed._pods_books.totals  # the cost ledger continued from the checkpoint
+
+
+def test_a_resume_reads_the_ledger_back_as_train_py_does(tmp_path):
+    """Resumed from an earlier checkpoint: the later steps' rows go and are recorded again (each step once); a
+    checkpoint that recorded another ledger's id is refused before training and by the command's plan, nothing
+    changed; resumed with the ledger off, the index records the steps as a gap."""
+    kw = dict(FAST, save_strategy="steps", save_steps=2, max_steps=3)
+    trl_run(tmp_path, text_reward, **kw)
+    first = ledger(tmp_path)
+    assert sorted(set(first.step)) == [1, 2, 3]
+    trl_run(tmp_path, text_reward, resume=str(tmp_path / "checkpoint-2"), **kw)
+    same_rows(first, ledger(tmp_path))  # step 3 dropped, then recorded again: once
+    assert read_back(tmp_path / "ledger").problems() == []
+
+    lab = tmp_path / "checkpoint-2" / "lab.pt"
+    torch.save({**torch.load(lab, weights_only=True), "ledger_id": "0123456789abcdef"}, lab)
+    files = {p: p.read_bytes() for p in (tmp_path / "ledger").rglob("*") if p.is_file()}
+    refused = r"is another run's ledger: it records ledger id \w+ \(this run's checkpoint recorded 0123456789abcdef\)"
+    with pytest.raises(CheckpointError, match=refused):
+        check_ledger(tmp_path, Plan("resume", tmp_path / "checkpoint-2", 2), {"trl": {"pods_ledger": True}})
+    with pytest.raises(CheckpointError, match=refused):
+        trl_run(tmp_path, text_reward, resume=str(tmp_path / "checkpoint-2"), **kw)
+    assert {p: p.read_bytes() for p in (tmp_path / "ledger").rglob("*") if p.is_file()} == files
+
+    trl_run(tmp_path, text_reward, resume=str(tmp_path / "checkpoint-2"), **{**kw, "pods_ledger": False})
+    held = read_back(tmp_path / "ledger")
+    assert held.gaps() == [(3, None, OFF)] and held.problems() == [] and sorted(set(ledger(tmp_path).step)) == [1, 2]
+
+
+def test_cppo_over_the_batch_with_advantages_over_every_drawn_rollout(tmp_path):
+    """pods_rule_scope=batch keeps the B x m rollouts of largest |A| of the whole step; pods_advantage_over=drawn:
+    their advantages are (r - mean) / (std + 1e-4) over each prompt's n drawn (TRL's scale_rewards=group)."""
+    import pandas
+
+    trl_run(tmp_path, text_reward, max_steps=1, log_completions=True, pods_rule="cppo", pods_rule_scope="batch",
+            pods_advantage_over="drawn", max_completion_length=6)
+    table = pandas.read_parquet(tmp_path / "completions" / "completions_00001.parquet")
+    r = torch.tensor(table.text_reward.to_numpy()).view(B, N)  # the step's one round, group-major
+    want = (r - r.mean(1, keepdim=True)) / (r.std(1, keepdim=True) + 1e-4)  # [B, N]
+    kept = torch.tensor(table.pods_kept.to_numpy()).view(B, N)
+    got = torch.tensor(table.advantage.to_numpy()).view(B, N)
+    assert int(kept.sum()) == B * M and torch.allclose(got[kept], want[kept].double(), atol=1e-5)
+    top = want.abs().flatten().sort(descending=True).values[:B * M]  # the batch's largest |A| (ties: any)
+    assert torch.allclose(want[kept].abs().sort(descending=True).values, top)
+    rows = ledger(tmp_path)
+    assert sorted(len(k) for k in rows.kept) == sorted(int(c) for c in kept.sum(1))  # each group's own
 
 
 def test_the_token_budget_stops_after_the_first_step_that_reaches_it(tmp_path):
