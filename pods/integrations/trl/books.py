@@ -26,6 +26,8 @@ from transformers.trainer_callback import ExportableState
 
 from pods.core.cost import COST_TOTAL, cost_metrics, spent
 from pods.core.ledger_writer import Ledger, switch_off
+from pods.errors import CheckpointError
+from pods.integrations.trl.lab_settings import in_trl_names
 
 
 class PODSBooks(TrainerCallback, ExportableState):
@@ -87,7 +89,10 @@ class PODSBooks(TrainerCallback, ExportableState):
         if self.ledger_meta is None:
             switch_off(self.run_dir, step)
         elif self.ledger is None:
-            self.ledger = Ledger(self.run_dir, self.ledger_meta, resume_step=step, ledger_id=self.ledger_id)
+            try:
+                self.ledger = Ledger(self.run_dir, self.ledger_meta, resume_step=step, ledger_id=self.ledger_id)
+            except CheckpointError as err:  # train.py's sentence, in TRL's names
+                raise CheckpointError(in_trl_names(str(err))) from None
 
     def record(self, step: int, rows: dict) -> None:
         """Buffer step `step`'s ledger rows (main process)."""

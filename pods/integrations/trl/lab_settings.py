@@ -112,8 +112,9 @@ def lab_mode(args) -> bool:
 
 
 def in_trl_names(problem: str) -> str:
-    """A train.py sentence with its rl.<key> names in TRL's spelling (pods_prompt_rule for rl.prompt_rule)."""
-    return re.sub(r"\brl\.(\w+)", lambda m: TRL_NAME.get(m[1], m[0]), problem)
+    """A train.py sentence with its rl.<key> names (and logging.ledger, dataset.accuracy_reward) in TRL's spelling
+    (pods_prompt_rule for rl.prompt_rule)."""
+    return re.sub(r"\b(?:rl|logging|dataset)\.(\w+)", lambda m: TRL_NAME.get(m[1], m[0]), problem)
 
 
 def check_lab_args(args) -> None:

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from pods.core.lab import LAB_FILE
 from pods.core.ledger_writer import check_resume
+from pods.errors import CheckpointError
+from pods.integrations.trl.lab_settings import in_trl_names
 from pods.io import atomic_write_json, atomic_write_text
 
 LOGS = ("metrics.jsonl", "eval_results.json", "finished.json")
@@ -101,7 +103,10 @@ def check_ledger(run_dir: str | Path, plan: Plan, cfg: dict) -> None:
 
     lab = plan.checkpoint / LAB_FILE
     state = torch.load(lab, map_location="cpu", weights_only=True) if lab.is_file() else {}
-    check_resume(Path(run_dir), {}, plan.step, state.get("ledger_id"))
+    try:
+        check_resume(Path(run_dir), {}, plan.step, state.get("ledger_id"))
+    except CheckpointError as err:  # train.py's sentence, in TRL's names
+        raise CheckpointError(in_trl_names(str(err)).replace("pods_ledger=false", "trl.pods_ledger=false")) from None
 
 
 def _trim_metrics(path: Path, step: int) -> None:

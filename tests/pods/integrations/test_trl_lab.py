@@ -271,9 +271,9 @@ def test_a_resume_reads_the_ledger_back_as_train_py_does(tmp_path):
     torch.save({**torch.load(lab, weights_only=True), "ledger_id": "0123456789abcdef"}, lab)
     files = {p: p.read_bytes() for p in (tmp_path / "ledger").rglob("*") if p.is_file()}
     refused = r"is another run's ledger: it records ledger id \w+ \(this run's checkpoint recorded 0123456789abcdef\)"
-    with pytest.raises(CheckpointError, match=refused):
+    with pytest.raises(CheckpointError, match=refused + r".*or set trl\.pods_ledger=false"):
         check_ledger(tmp_path, Plan("resume", tmp_path / "checkpoint-2", 2), {"trl": {"pods_ledger": True}})
-    with pytest.raises(CheckpointError, match=refused):
+    with pytest.raises(CheckpointError, match=refused + r".*or set pods_ledger=false"):
         trl_run(tmp_path, text_reward, resume=str(tmp_path / "checkpoint-2"), **kw)
     assert {p: p.read_bytes() for p in (tmp_path / "ledger").rglob("*") if p.is_file()} == files
 
