@@ -68,13 +68,16 @@ def test_4bit_full_parameter_training_is_refused_where_4bit_applies():
     checks.validate(compose_cfg(["model.lora.rank=0", "model.load_in_4bit=false"]), cuda=True)
 
 
-def test_backend_with_only_a_name_is_checked_without_error():
+def test_a_backend_section_missing_its_keys_names_each_and_where_its_default_is():
     from omegaconf import OmegaConf
 
     cfg = compose_cfg([])
     OmegaConf.set_struct(cfg, False)
     cfg.backend = {"name": "unsloth"}
-    checks.validate(cfg, cuda=True)
+    with pytest.raises(ConfigError) as err:
+        checks.validate(cfg, cuda=True)
+    assert "missing key backend.max_seq_length: add it back (its default is in config/ and " \
+           "pods/backends/unsloth.py)" in str(err.value) and "backend.adapter_dir" in str(err.value)
 
 
 @pytest.mark.parametrize("available, driver, torch_cuda, expected", [

@@ -143,21 +143,28 @@ def test_removed_keys_say_what_replaced_them():
     assert "unknown key rl.epsilon; removed: every batch is trained on once (importance ratio 1)" in errors(cfg, cuda=False)
 
 
-def test_backend_section_is_open_but_name_is_checked():
-    cfg = compose_cfg([])
-    OmegaConf.set_struct(cfg, False)
-    cfg.backend.gpu_memory_utilization = 0.5
-    checks.validate(cfg, cuda=False)
-    cfg.backend.name = "tpu"
-    assert "unknown backend.name 'tpu'; valid: hf" in errors(cfg, cuda=False)
+@pytest.mark.parametrize("overrides, message", [
+    (["backend.generation_batch_size=abc"], "backend.generation_batch_size must be an integer or null, got 'abc'"),
+    (["+backend.generation_batchsize=4"], "unknown key backend.generation_batchsize; did you mean "
+                                          "backend.generation_batch_size?; valid keys: name, generation_batch_size, "
+                                          "device"),
+    (["backend=vllm", "backend.max_model_len=abc"], "backend.max_model_len must be an integer or null, got 'abc'"),
+    (["+backend.max_model_len=2048"], "unknown key backend.max_model_len; a setting of backend=vllm; valid keys: "
+                                      "name, generation_batch_size, device"),
+    (["backend=unsloth", "backend.gpu_memory_utilization=1.5"],
+     "backend.gpu_memory_utilization must be a number in (0, 1], got 1.5"),
+    (["backend.name=tpu"], "unknown backend.name 'tpu'; valid: hf, vllm, unsloth"),
+])
+def test_the_backend_section_is_checked_against_the_chosen_backends_settings(overrides, message):
+    """Each backend declares its keys (pods.backends.<name>: its settings, FACTS.settings): one message each."""
+    msg = errors(compose_cfg(overrides), cuda=False)
+    assert msg == f"invalid config:\n  - {message}"
 
 
 @pytest.mark.parametrize("backend", ["unsloth", "vllm"])
 def test_gpu_only_backend_without_cuda_points_at_the_demo(backend, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    cfg = compose_cfg([])
-    OmegaConf.set_struct(cfg, False)
-    cfg.backend = {"name": backend}
+    cfg = compose_cfg([f"backend={backend}"])
     msg = errors(cfg, cuda=False)
     assert "needs a CUDA GPU" in msg and "experiment=demo" in msg
     checks.validate(cfg, cuda=True)
