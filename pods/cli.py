@@ -13,8 +13,8 @@ doing). docs/configuration.md (sweeps), development.md (threads).
 
 from __future__ import annotations
 
-import signal
 import os
+import signal
 import sys
 import traceback
 from contextlib import contextmanager

@@ -21,7 +21,7 @@ META = frozenset({"help", "low", "high", "low_open", "high_open", "choices", "wh
                   "trl", "trl_values", "trl_refused", "schema_of"})
 
 
-def setting(default=dataclasses.MISSING, help: str = "", *, factory=None, **meta):  # noqa: A002 - TRL's key
+def setting(default=dataclasses.MISSING, help: str = "", *, factory=None, **meta):  # help: TRL's key
     """A schema field: `default` (or `factory` for lists, dicts, sections) and its metadata (see the contract)."""
     unknown = set(meta) - META
     if unknown:

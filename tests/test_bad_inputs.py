@@ -280,7 +280,7 @@ CASES = [
     # ---- issue 33: plug-in files that end the program when imported (sys.exit, an argparse at the top level)
     *[(f"plugin-{name}", "train.py", [f"dataset.rewards=[{{name: 'tests/fixtures/plugins/{name}.py:score', weight: 1}}]",
                                       "dataset.accuracy_reward=null"],
-       [f"train.py: error: invalid config:", f"reward 'tests/fixtures/plugins/{name}.py:score': importing ",
+       ["train.py: error: invalid config:", f"reward 'tests/fixtures/plugins/{name}.py:score': importing ",
         f"tests/fixtures/plugins/{name}.py {said}: a plug-in must not end the program; code that parses a command "
         "line (argparse) or exits belongs under `if __name__ == \"__main__\":`", "expected: def my_reward("])
       for name, said in (("exits_at_import", "called sys.exit()"), ("argparse_at_import", "called sys.exit(2) (a usage or error line printed just above came from it, not from pods)"))],

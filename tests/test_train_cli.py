@@ -20,6 +20,7 @@ import torch
 from pods.run import checkpoint as ck
 from pods.run import trainer
 from pods.run.metrics import read_metrics
+
 from helpers import compose_cfg
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -23,7 +23,8 @@ import torch
 
 from pods.backends.base import BackendSettings, Facts, Sampling
 from pods.backends.gguf import local_model
-from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
+from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config
+from pods.backends.precision import resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import runs_reference, token_entropy, token_logprobs
 from pods.core.rollouts import Rollouts

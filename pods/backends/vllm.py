@@ -114,7 +114,7 @@ def install_lora(worker, lora_id: int, tensors: dict, config: dict) -> bool:
     from vllm.lora.peft_helper import PEFTHelper
 
     loader = worker.model_runner.lora_manager
-    cache = loader._adapter_manager  # noqa: SLF001 - the cache of LoRAModels; vLLM builds them only from paths
+    cache = loader._adapter_manager  # the cache of LoRAModels; vLLM builds them only from paths
     helper = PEFTHelper.from_dict({**config, "vllm_max_position_embeddings": loader.max_position_embeddings})
     helper.validate_legal(loader.lora_config)
     mapper = getattr(cache.model, "hf_to_vllm_mapper", None)

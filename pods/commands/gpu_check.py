@@ -34,8 +34,8 @@ import sys
 import time
 from pathlib import Path
 
-from pods.firstcontact.gpucheck import VARIANTS, unavailable
 from pods.cli import run_script
+from pods.firstcontact.gpucheck import VARIANTS, unavailable
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 

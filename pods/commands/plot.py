@@ -24,14 +24,22 @@ import numpy as np
 
 from pods.analysis.csvruns import TIME_UNITS
 from pods.analysis.curves import setting_curve, within_hours
-from pods.analysis.figures import (TIME_AXIS, X_AXES, check_out_dir, draw_bars, draw_curves, metric_label, new_figure,
-                                   save)
+from pods.analysis.figures import (
+    TIME_AXIS,
+    X_AXES,
+    check_out_dir,
+    draw_bars,
+    draw_curves,
+    metric_label,
+    new_figure,
+    save,
+)
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE, comparable_metric
 from pods.analysis.paper import FIGURES, draw_figure
-from pods.analysis.settings import base_run, hours_arg, find_run_dirs, load_setting
+from pods.analysis.settings import base_run, find_run_dirs, hours_arg, load_setting
 from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds
-from pods.errors import ConfigError
 from pods.cli import run_script
+from pods.errors import ConfigError
 
 
 def _common(p: argparse.ArgumentParser) -> None:

@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from pods.analysis.csvruns import TIME_UNITS
 from pods.analysis.curves import setting_curve
+from pods.analysis.figures import time_unit_for
 from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE, comparable_metric
 from pods.analysis.settings import base_run, hours_arg, load_setting
-from pods.analysis.csvruns import TIME_UNITS
-from pods.analysis.figures import time_unit_for
 from pods.analysis.speedup import speedup
 from pods.cli import run_script
-
 
 UNITS = {"seconds": ("s", 3600.0), "minutes": ("min", 60.0), "hours": ("h", 1.0)}  # symbol, factor from hours
 TIME_KEYS = ("baseline_peak_hours", "method_peak_hours", "method_hours_to_baseline_peak")

@@ -93,8 +93,8 @@ def describe(cfg: DictConfig) -> str:
 
 def run(cfg: DictConfig, prog: str = PROG) -> None:
     """Train; our own errors (pods.errors.PodsError) reach HydraApp.job, signals and failed writes exit here."""
-    from pods.run.guard import Interrupted
     from pods.io import WriteError
+    from pods.run.guard import Interrupted
     from pods.run.trainer import train
 
     set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses

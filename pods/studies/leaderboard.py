@@ -125,7 +125,7 @@ def arm_config(tier: Tier, arm: Arm, name: str):
     """The arm's composed config, checked as train.py checks it (ConfigError naming the arm)."""
     try:
         cfg = compose(train_overrides(tier, arm, 0, None, None, name))
-    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown key or group option
+    except Exception as err:  # Hydra's composition errors: an unknown key or group option
         raise ConfigError(f"arm {name}: cannot compose its config: {str(err).splitlines()[0]}") from err
     try:
         validate(cfg, cuda=tier.cuda)

@@ -6,6 +6,7 @@ import pytest
 
 from pods.config import checks
 from pods.errors import ConfigError
+
 from helpers import compose_cfg, skip_reward_check
 
 

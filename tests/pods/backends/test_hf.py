@@ -6,6 +6,7 @@ import torch
 
 from pods.backends import hf
 from pods.backends.base import Generator, Policy, Sampling
+
 from helpers import compose_cfg
 
 torch.set_num_threads(1)

@@ -13,6 +13,7 @@ from pods.backends import memory
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import token_logprobs
 from pods.errors import ConfigError
+
 from helpers import compose_cfg
 
 torch.set_num_threads(1)

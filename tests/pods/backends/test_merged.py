@@ -15,6 +15,7 @@ from transformers import AutoModelForCausalLM
 from pods.backends import build_4bit, hf, merged
 from pods.backends.base import Sampling
 from pods.errors import MissingExtra
+
 from helpers import compose_cfg
 
 torch.set_num_threads(1)

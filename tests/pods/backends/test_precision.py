@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from pods.backends import hf
 from pods.backends.precision import FP32, Precision, compute_dtype, resolve
+
 from helpers import compose_cfg
 
 torch.set_num_threads(1)

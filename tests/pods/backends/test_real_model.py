@@ -15,10 +15,10 @@ import pytest
 import torch
 
 from pods import data, rewards
-from pods.rewards.authors import paper
 from pods.backends import gguf
 from pods.backends.base import Sampling
 from pods.backends.hf import HFGenerator, load_policy
+from pods.rewards.authors import paper
 from tests.helpers import ROOT, compose_cfg
 
 pytestmark = [pytest.mark.slow,

@@ -28,10 +28,11 @@ from vllm.platforms import current_platform
 if not current_platform.is_cpu():
     pytest.skip(f"the installed vllm is not the CPU build ({type(current_platform).__name__})", allow_module_level=True)
 
-from helpers import compose_cfg
 from pods import data
 from pods.backends.base import Sampling
 from pods.backends.hf import HFGenerator
+
+from helpers import compose_cfg
 
 pytestmark = pytest.mark.vllm
 GREEDY = Sampling(max_tokens=24, temperature=0.0)

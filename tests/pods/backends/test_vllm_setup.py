@@ -14,6 +14,7 @@ from safetensors.torch import load_file
 from pods.backends import hf
 from pods.backends.precision import Precision
 from pods.backends.vllm import engine_options, write_adapter
+
 from helpers import compose_cfg
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "scripts" / "gpu_check.py"
 from pods.commands import gpu_check as gc
 
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "scripts" / "gpu_check.py"
 
 def run_tiny(variants: str, out: Path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--backends", variants, "--out", str(out)],

@@ -7,12 +7,10 @@ import numpy as np
 import pytest
 
 from pods.analysis.paper_data import GET_IT, locate_results
+from pods.commands import plot
 
 REPO = Path(__file__).resolve().parents[3]
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
-
-from pods.commands import plot
-
 
 def assert_figures(out: Path, name: str):
     for ext in ("png", "pdf"):

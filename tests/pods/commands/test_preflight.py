@@ -8,9 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pods.commands import preflight
+
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "preflight.py"
-from pods.commands import preflight
 # full-parameter vLLM without the authors' reference pass (rl.reference_pass=always would add a reference copy)
 FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false",
              "rl.reference_pass=auto"]

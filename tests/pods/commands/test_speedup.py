@@ -1,12 +1,12 @@
 """pods speedup (pods/commands/speedup.py, scripts/speedup.py): JSON keys and values on synthetic paper-layout files and run directories, errors."""
 
-from pods.commands import speedup
 import json
 from pathlib import Path
 
 import pytest
 
 from pods.analysis.paper_data import GET_IT, locate_results
+from pods.commands import speedup
 
 REPO = Path(__file__).resolve().parents[3]
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)

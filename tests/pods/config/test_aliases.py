@@ -13,6 +13,7 @@ from pods.config.aliases import CONFIG_ALIASES, hint, rewrite_overrides, schema_
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.run.metrics import MetricsLogger, read_metrics
+
 from helpers import compose_cfg
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,11 +1,10 @@
 """Config composition (config/*.yaml) and the start-up checks of pods.config.validate."""
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
-
-import importlib.util
 
 from pods import config as pc
 from pods.backends import checks as bc
@@ -13,6 +12,7 @@ from pods.config import checks
 from pods.config.schema import TrainConfig
 from pods.errors import ConfigError
 from pods.run.rundir import check_run_dir
+
 from helpers import CONFIG_DIR, compose_cfg
 
 REAL_REWARD_CHECK = checks.reward_problems  # the autouse fixture below replaces it for speed and isolation

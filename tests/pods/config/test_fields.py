@@ -11,8 +11,9 @@ from omegaconf import OmegaConf
 
 from pods.backends import BACKENDS, settings
 from pods.config.fields import by_key, choices_of, declared, kind_of, resolved, walk
-from pods.settings import setting
 from pods.config.schema import EvalConfig, HeldoutConfig, TrainConfig, WarmStartSettings
+from pods.settings import setting
+
 from helpers import CONFIG_DIR, compose_cfg
 
 SCHEMAS = (TrainConfig, WarmStartSettings, HeldoutConfig, EvalConfig, *(settings(name) for name in BACKENDS))

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from pods.core import ledger as fmt
-from pods.errors import ConfigError
 from pods.core import ledger_writer as lw
+from pods.errors import ConfigError
 
 
 def rows(step, G=3, n=4, m=2):

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from pods import data
-from pods.data.sources import MATH_SUBSETS
 from pods.backends.tiny import byte_tokenizer
+from pods.data.sources import MATH_SUBSETS
 
 FIX = "tests/fixtures"
 

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from pods.backends.base import Sampling
+from pods.core.rollouts import Rollouts
 from pods.evaluation import complete_checkpoints, sample_answers, score
 from pods.evaluation.results import FORMAT, ResultsFile
-from pods.core.rollouts import Rollouts
 
 
 def exact(completions, answers, **cols):
@@ -366,6 +366,7 @@ def test_ans_acc_of_the_runs_own_dataset_is_the_strict_verifier_even_for_a_paper
     from omegaconf import OmegaConf
 
     from pods.evaluation import eval_datasets
+
     from helpers import CONFIG_DIR
 
     with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):

@@ -7,13 +7,13 @@ import math
 import pytest
 import torch
 
-from pods.config import checks
-from pods.config.files import compose
-
 from pods.backends import facts, hf
 from pods.backends.base import Sampling
+from pods.config import checks
+from pods.config.files import compose
 from pods.errors import ConfigError
 from pods.firstcontact import gpucheck
+
 from helpers import compose_cfg
 
 torch.set_num_threads(1)

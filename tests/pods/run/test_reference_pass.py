@@ -6,11 +6,12 @@ import math
 import pytest
 import torch
 
-from helpers import compose_cfg, tiny_cfg, trained_adapter_rollouts
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.run import trainer
 from pods.run.metrics import PhaseTimers
+
+from helpers import compose_cfg, tiny_cfg, trained_adapter_rollouts
 
 
 class Ticks:

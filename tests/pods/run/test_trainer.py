@@ -16,9 +16,9 @@ from pods.errors import ConfigError
 from pods.run import optim, prepare, trainer
 from pods.run.metrics import read_metrics
 
-HERE = Path(__file__).resolve().parent
 from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at, trained_adapter_rollouts
 
+HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 torch.set_num_threads(1)
 
