@@ -9,6 +9,8 @@ import pytest
 from pods import plugins, rewards
 from pods.data import load_dataset, plugin_examples
 
+from helpers import compose
+
 ROOT = Path(__file__).resolve().parents[2]
 
 USER_MODULE = '''
@@ -97,13 +99,10 @@ def test_each_failing_dataset_check_says_which(user_module, path, message):
 def test_validate_reports_plugin_problems_before_a_model_loads(user_module):
     """validate checks the settings; the start-up step (pods.run.prepare) runs each plug-in once and reports
     their problems together, before a model loads."""
-    from hydra import compose, initialize_config_dir
-
     from pods.errors import ConfigError
     from pods.run.prepare import check_plugins_and_data
 
-    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=[
+    cfg = compose([
             "model=tiny", "dataset.name=mine:empty", "dataset.rewards=[{name: mine:short, weight: 1.0}]",
             "dataset.accuracy_reward=null", "optim.name=adamw", "rl.n=8", "rl.m=4", "rl.max_steps=1"])
     with pytest.raises(ConfigError) as err:

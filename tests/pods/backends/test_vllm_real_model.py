@@ -32,7 +32,7 @@ from pods import data
 from pods.backends.base import Sampling
 from pods.backends.hf import HFGenerator
 
-from helpers import compose_cfg
+from helpers import compose
 
 pytestmark = pytest.mark.vllm
 GREEDY = Sampling(max_tokens=24, temperature=0.0)
@@ -42,7 +42,7 @@ GREEDY = Sampling(max_tokens=24, temperature=0.0)
 def real(tmp_path_factory):
     from pods.backends import vllm as backend
 
-    cfg = compose_cfg(["experiment=real_cpu", "backend=vllm", "backend.device=cpu", "backend.enforce_eager=true",
+    cfg = compose(["experiment=real_cpu", "backend=vllm", "backend.device=cpu", "backend.enforce_eager=true",
                        "backend.gpu_memory_utilization=null", "backend.max_lora_rank=16", "model.cpu_dtype=float32",
                        f"backend.adapter_dir={tmp_path_factory.mktemp('adapters')}"])
     policy, generator = backend.build(cfg)  # no update_weights: the engine serves the base model

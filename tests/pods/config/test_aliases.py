@@ -14,7 +14,7 @@ from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.run.metrics import MetricsLogger, read_metrics
 
-from helpers import compose_cfg
+from helpers import compose
 
 ROOT = Path(__file__).resolve().parents[3]
 GROUPS = ["model", "backend", "dataset", "rule", "experiment"]
@@ -68,7 +68,7 @@ def test_unknown_keys_get_the_closest_key():
 
 
 def test_validate_hints_on_unknown_keys():
-    cfg = compose_cfg([])
+    cfg = compose([])
     OmegaConf.set_struct(cfg, False)
     cfg.rl.num_generations = 8
     cfg.optim.learnig_rate = 1e-5

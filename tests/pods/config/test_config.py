@@ -9,11 +9,12 @@ from omegaconf import OmegaConf
 from pods import config as pc
 from pods.backends import checks as bc
 from pods.config import checks
+from pods.config.files import CONFIG_DIR
 from pods.config.schema import TrainConfig
 from pods.errors import ConfigError
 from pods.run.rundir import check_run_dir
 
-from helpers import CONFIG_DIR, compose_cfg
+from helpers import compose
 
 REAL_REWARD_CHECK = checks.reward_problems  # the autouse fixture below replaces it for speed and isolation
 PRESETS = sorted(p.stem for p in (Path(CONFIG_DIR) / "experiment").glob("*.yaml"))
@@ -31,7 +32,7 @@ def errors(cfg, **kw) -> str:
 
 
 def test_defaults_are_the_paper_setting_and_valid():
-    cfg = compose_cfg([])
+    cfg = compose([])
     checks.validate(cfg, cuda=False)
     assert (cfg.rl.n, cfg.rl.m, cfg.rl.rule, cfg.rl.temperature) == (64, 16, "max_variance", 0.9)
     assert (cfg.model.lora.rank, cfg.model.lora.alpha, cfg.model.load_in_4bit) == (64, 64, True)
@@ -45,14 +46,14 @@ def test_defaults_are_the_paper_setting_and_valid():
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_every_preset_composes_and_validates(preset):
-    cfg = compose_cfg([f"experiment={preset}"])
+    cfg = compose([f"experiment={preset}"])
     checks.validate(cfg, cuda=True)
 
 
 @pytest.mark.parametrize("preset", [p for p in PRESETS if p not in ("demo", "real_cpu")])  # CPU presets
 def test_single_gpu_paper_presets_run_what_the_authors_ran(preset):
     """config/train.yaml + trainer/maxvargrpo_trainer.py of YixuanEvenXu/pods (see docs/algorithms.md)."""
-    cfg = compose_cfg([f"experiment={preset}"])
+    cfg = compose([f"experiment={preset}"])
     rl, o, lora = cfg.rl, cfg.optim, cfg.model.lora
     assert rl.logprob_temperature is False  # raw logits (maxvargrpo_trainer.py:361-378)
     assert (rl.temperature, rl.top_p, rl.max_prompt_tokens, rl.max_completion_tokens) == (0.9, 1.0, 512, 512)
@@ -119,16 +120,16 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.save_strategy=false"], 'YAML reads an unquoted no/off as false: quote it, e.g. "no"'),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):
-    assert message in errors(compose_cfg(overrides), cuda=False)
+    assert message in errors(compose(overrides), cuda=False)
 
 
 def test_all_problems_are_reported_at_once():
-    msg = errors(compose_cfg(["rl.m=1", "optim.lr=-1"]), cuda=False)
+    msg = errors(compose(["rl.m=1", "optim.lr=-1"]), cuda=False)
     assert "rl.m=1" in msg and "optim.lr" in msg
 
 
 def test_unknown_key_in_a_closed_section():
-    cfg = compose_cfg([])
+    cfg = compose([])
     OmegaConf.set_struct(cfg, False)
     cfg.rl.nn = 3
     cfg.model.lora.rnk = 3
@@ -137,7 +138,7 @@ def test_unknown_key_in_a_closed_section():
 
 
 def test_removed_keys_say_what_replaced_them():
-    cfg = compose_cfg([])
+    cfg = compose([])
     OmegaConf.set_struct(cfg, False)
     cfg.rl.epsilon = 0.2
     assert "unknown key rl.epsilon; removed: every batch is trained on once (importance ratio 1)" in errors(cfg, cuda=False)
@@ -157,50 +158,50 @@ def test_removed_keys_say_what_replaced_them():
 ])
 def test_the_backend_section_is_checked_against_the_chosen_backends_settings(overrides, message):
     """Each backend declares its keys (pods.backends.<name>: its settings, FACTS.settings): one message each."""
-    msg = errors(compose_cfg(overrides), cuda=False)
+    msg = errors(compose(overrides), cuda=False)
     assert msg == f"invalid config:\n  - {message}"
 
 
 @pytest.mark.parametrize("backend", ["unsloth", "vllm"])
 def test_gpu_only_backend_without_cuda_points_at_the_demo(backend, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    cfg = compose_cfg([f"backend={backend}"])
+    cfg = compose([f"backend={backend}"])
     msg = errors(cfg, cuda=False)
     assert "needs a CUDA GPU" in msg and "experiment=demo" in msg
     checks.validate(cfg, cuda=True)
 
 
 def test_run_name_and_algorithm_derivation():
-    grpo = compose_cfg(["rl.n=16", "rl.m=16", "seed=3"])
+    grpo = compose(["rl.n=16", "rl.m=16", "seed=3"])
     assert pc.algorithm(grpo) == "grpo" and pc.run_dir(grpo).name.endswith("grpo-n16-m16-seed3")
-    ga = compose_cfg(["rl.n=64", "rl.m=64", "rl.algorithm=grpo_ga"])
+    ga = compose(["rl.n=64", "rl.m=64", "rl.algorithm=grpo_ga"])
     assert pc.algorithm(ga) == "grpo_ga"
-    named = compose_cfg(["run_name=mine", "output_root=/tmp/x"])
+    named = compose(["run_name=mine", "output_root=/tmp/x"])
     assert pc.run_dir(named) == Path("/tmp/x/mine")
-    beta = compose_cfg(["rl.beta=0.04", "rule=random"])
+    beta = compose(["rl.beta=0.04", "rule=random"])
     assert "pods-random-n64-m16-beta0.04-seed0" in pc.run_dir(beta).name
 
 
 def test_a_decaying_schedule_cannot_be_resized_on_resume(tmp_path):
-    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"])
+    cfg = compose([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"])
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
-    check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"]), run)
-    longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine", "rl.max_time=43200"])
+    check_run_dir(compose([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine"]), run)
+    longer = compose([f"output_root={tmp_path}", "run_name=r", "optim.scheduler=cosine", "rl.max_time=43200"])
     with pytest.raises(ConfigError, match=r"rl.max_time: 21600 -> 43200\) would bend the schedule"):
         check_run_dir(longer, run)
 
 
 def test_output_dir_with_a_different_run_is_refused(tmp_path):
-    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
+    cfg = compose([f"output_root={tmp_path}", "run_name=r"])
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
     check_run_dir(cfg, run)  # same run: fine (resume)
-    longer = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.max_steps=99", "logging.wandb=true"])
+    longer = compose([f"output_root={tmp_path}", "run_name=r", "rl.max_steps=99", "logging.wandb=true"])
     check_run_dir(longer, run)  # run length and logging may change between resumes
-    other = compose_cfg([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
+    other = compose([f"output_root={tmp_path}", "run_name=r", "rl.n=32"])
     with pytest.raises(ConfigError, match=r"already holds a different run \(changed: rl.n: 64 -> 32\)") as err:
         check_run_dir(other, run)
     assert "delete" not in str(err.value) and "choose another run_name=NAME" in str(err.value)
@@ -208,21 +209,21 @@ def test_output_dir_with_a_different_run_is_refused(tmp_path):
 
 
 def test_a_run_saved_before_the_memory_estimate_existed_resumes(tmp_path):
-    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r"])
+    cfg = compose([f"output_root={tmp_path}", "run_name=r"])
     run = pc.run_dir(cfg)
     run.mkdir()
     old = OmegaConf.to_container(cfg, resolve=True)
     del old["check_memory"], old["model"]["architecture"]  # the keys this version added
     OmegaConf.save(OmegaConf.create(old), run / "config.yaml")
-    check_run_dir(compose_cfg([f"output_root={tmp_path}", "run_name=r", "check_memory=false"]), run)
+    check_run_dir(compose([f"output_root={tmp_path}", "run_name=r", "check_memory=false"]), run)
 
 
 def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metrics(tmp_path):
     explicit = ["rl.save_final=false", "rl.save_strategy=no", "rl.max_steps=5"]
-    checks.validate(compose_cfg(explicit), cuda=False)
-    checks.validate(compose_cfg(["rl.save_final=false", "rl.save_steps=5", "rl.save_strategy=steps", "rl.max_steps=5"]),
+    checks.validate(compose(explicit), cuda=False)
+    checks.validate(compose(["rl.save_final=false", "rl.save_steps=5", "rl.save_strategy=steps", "rl.max_steps=5"]),
                 cuda=False)  # a save point within the run
-    cfg = compose_cfg([f"output_root={tmp_path}", "run_name=r", *explicit])
+    cfg = compose([f"output_root={tmp_path}", "run_name=r", *explicit])
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
@@ -238,7 +239,7 @@ def test_saving_nothing_is_allowed_when_explicit_but_never_replaces_logged_metri
 
 def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
     """config.yaml of a warm-started run compares the warm start by its content hash (cache dir name)."""
-    cfg = compose_cfg(["experiment=demo", f"output_root={tmp_path}", "run_name=r"])
+    cfg = compose(["experiment=demo", f"output_root={tmp_path}", "run_name=r"])
     cfg.model.name = "/old/place/checkpoints/.warmstart/0123abcd"
     run = pc.run_dir(cfg)
     run.mkdir()
@@ -252,8 +253,8 @@ def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
 
 @pytest.mark.parametrize("preset", ["gsm8k_main", "math_main", "demo"])
 def test_reward_names_exist_in_the_registry(preset):
-    assert REAL_REWARD_CHECK(compose_cfg([f"experiment={preset}"]).dataset) == []
-    bad = compose_cfg(["dataset.rewards=[{name: nope, weight: 1.0}]", "dataset.accuracy_reward=gsm8k"]).dataset
+    assert REAL_REWARD_CHECK(compose([f"experiment={preset}"]).dataset) == []
+    bad = compose(["dataset.rewards=[{name: nope, weight: 1.0}]", "dataset.accuracy_reward=gsm8k"]).dataset
     problems = " ".join(REAL_REWARD_CHECK(bad))
     assert "nope" in problems and "arithmetic" in problems  # names the valid rewards
     assert "dataset.accuracy_reward 'gsm8k' is not one of dataset.rewards ['nope']" in problems
@@ -264,13 +265,10 @@ def test_reward_names_exist_in_the_registry(preset):
     ("rules", "rule", "max_variance,max_reward,random"), ("math_main", "rl.n", "8,32"), ("llama_main", "rl.n", "16,64"),
 ])
 def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, values):
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
-        cfg = compose(config_name="train", overrides=[f"experiment={preset}"], return_hydra_config=True)
+    cfg = compose([f"experiment={preset}"], hydra=True)
     assert str(cfg.hydra.sweeper.params[key]) == values
     for value in values.split(","):  # every swept setting is itself valid
-        checks.validate(compose_cfg([f"experiment={preset}", f"{key}={value}"]), cuda=True)
+        checks.validate(compose([f"experiment={preset}", f"{key}={value}"]), cuda=True)
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -309,30 +307,30 @@ def test_study_presets_sweep_the_papers_settings_under_multirun(preset, key, val
     (["run_name=3"], "run_name must be a non-empty string or null, got 3"),
 ])
 def test_values_the_validator_used_to_let_through(overrides, message):
-    assert message in errors(compose_cfg(overrides), cuda=False)
+    assert message in errors(compose(overrides), cuda=False)
 
 
 def test_a_missing_key_is_named():
-    cfg = compose_cfg([])
+    cfg = compose([])
     OmegaConf.set_struct(cfg, False)
     del cfg.rl["n"]
     assert "missing key rl.n: add it back" in errors(cfg, cuda=False)
 
 
 def test_run_names_inside_output_root_are_fine(tmp_path):
-    checks.validate(compose_cfg([f"output_root={tmp_path}", "run_name=sweep1/run-a"]), cuda=False)
-    checks.validate(compose_cfg([f"output_root={tmp_path / 'new' / 'dir'}"]), cuda=False)  # created when missing
+    checks.validate(compose([f"output_root={tmp_path}", "run_name=sweep1/run-a"]), cuda=False)
+    checks.validate(compose([f"output_root={tmp_path / 'new' / 'dir'}"]), cuda=False)  # created when missing
 
 
 def test_output_root_that_is_a_file(tmp_path):
     (tmp_path / "file").write_text("x")
-    msg = errors(compose_cfg([f"output_root={tmp_path / 'file'}"]), cuda=False)
+    msg = errors(compose([f"output_root={tmp_path / 'file'}"]), cuda=False)
     assert f"output_root {tmp_path / 'file'} is a file, not a directory" in msg
-    msg = errors(compose_cfg([f"output_root={tmp_path / 'file' / 'sub'}"]), cuda=False)
+    msg = errors(compose([f"output_root={tmp_path / 'file' / 'sub'}"]), cuda=False)
     assert "is a file, so the directory cannot be created" in msg
     (tmp_path / "runs").mkdir()
     (tmp_path / "runs" / "r").write_text("x")
-    assert "run directory" in errors(compose_cfg([f"output_root={tmp_path / 'runs'}", "run_name=r"]), cuda=False)
+    assert "run directory" in errors(compose([f"output_root={tmp_path / 'runs'}", "run_name=r"]), cuda=False)
 
 
 def test_every_int_field_of_the_schema_refuses_a_fraction():
@@ -351,7 +349,7 @@ def test_every_int_field_of_the_schema_refuses_a_fraction():
     keys = list(int_keys(TrainConfig))
     assert {"rl.n", "rl.m", "seed", "model.lora.rank", "model.tiny.hidden", "rl.save_steps"} <= set(keys)
     for key in keys:
-        assert f"{key} must be an integer, got 2.5" in errors(compose_cfg([f"{key}=2.5"]), cuda=False), key
+        assert f"{key} must be an integer, got 2.5" in errors(compose([f"{key}=2.5"]), cuda=False), key
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -364,7 +362,7 @@ def test_every_int_field_of_the_schema_refuses_a_fraction():
     (["warmstart.target_greedy=2"], "warmstart.target_greedy must be a number in (0, 1], got 2"),
 ])
 def test_the_demos_open_sections_are_checked_too(overrides, message):
-    assert message in errors(compose_cfg(["experiment=demo", *overrides]), cuda=False)
+    assert message in errors(compose(["experiment=demo", *overrides]), cuda=False)
 
 
 def test_model_name_is_tiny_a_local_model_directory_or_a_hub_id(tmp_path, monkeypatch):

@@ -11,10 +11,11 @@ from omegaconf import OmegaConf
 
 from pods.backends import BACKENDS, settings
 from pods.config.fields import by_key, choices_of, declared, kind_of, resolved, walk
+from pods.config.files import CONFIG_DIR
 from pods.config.schema import EvalConfig, HeldoutConfig, TrainConfig, WarmStartSettings
 from pods.settings import setting
 
-from helpers import CONFIG_DIR, compose_cfg
+from helpers import compose
 
 SCHEMAS = (TrainConfig, WarmStartSettings, HeldoutConfig, EvalConfig, *(settings(name) for name in BACKENDS))
 LEAVES = [(key, f, kind) for key, f, kind in declared(TrainConfig) if not dataclasses.is_dataclass(kind)]
@@ -39,7 +40,7 @@ def test_train_yaml_and_the_schema_agree():
         value = OmegaConf.select(raw, key, default="<not in train.yaml>")  # model/dataset/backend: config groups
         default = f.default_factory() if f.default is dataclasses.MISSING else f.default
         assert value in ("<not in train.yaml>", default), f"{key}: train.yaml {value!r}, schema {default!r}"
-    assert by_key(compose_cfg([]), TrainConfig) == {}
+    assert by_key(compose([]), TrainConfig) == {}
 
 
 def yaml_comments(path: Path) -> dict[str, str]:
@@ -82,7 +83,7 @@ def test_a_backends_yaml_holds_its_settings_defaults_and_help(name):
 
 def test_every_bound_is_enforced_from_the_metadata_alone():
     """A key with a range needs nothing but its field: a value past each end is refused, naming the key."""
-    cfg = compose_cfg([])
+    cfg = compose([])
     bounded = [(key, f) for key, f, _ in LEAVES if "low" in f.metadata or "high" in f.metadata]
     assert {"rl.n", "rl.top_p", "seed", "rl.max_generation_rounds", "optim.lr"} <= {k for k, _ in bounded}
     for key, f in bounded:

@@ -11,6 +11,8 @@ from pods import data
 from pods.backends.tiny import byte_tokenizer
 from pods.data.sources import MATH_SUBSETS
 
+from helpers import compose
+
 FIX = "tests/fixtures"
 
 LOAD_CASES = [
@@ -281,14 +283,10 @@ def test_training_set_filters_then_shuffles_like_the_authors(tok):
 
 
 def test_trainer_loads_the_paper_prepared_math_set_the_same_way_every_time(tok):
-    from hydra import compose, initialize_config_dir
-
     from pods.run.prepare import load_prompts
 
     root = __import__("pathlib").Path(__file__).resolve().parents[3]
-    with initialize_config_dir(config_dir=str(root / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=["dataset=math", f"dataset.path={root}/{FIX}/math",
-                                                      "rl.max_prompt_tokens=100000"])
+    cfg = compose(["dataset=math", f"dataset.path={root}/{FIX}/math", "rl.max_prompt_tokens=100000"])
     assert cfg.dataset.shuffle_seed == 42 and cfg.dataset.system_prompt == data.PAPER_SYSTEM_PROMPT
     ids, answers, cols = load_prompts(cfg, tok)
     file_order = [ex.answer for ex in data.load_dataset("math", split="train", path=f"{FIX}/math")]

@@ -10,6 +10,8 @@ from pods.core.rollouts import Rollouts
 from pods.evaluation import complete_checkpoints, sample_answers, score
 from pods.evaluation.results import FORMAT, ResultsFile
 
+from helpers import compose
+
 
 def exact(completions, answers, **cols):
     return [1.0 if c.strip() == a else 0.0 for c, a in zip(completions, answers)]
@@ -203,18 +205,13 @@ def gsm8k_run(tmp_path):
     """A run directory (config only, no checkpoint) on the GSM8K fixture and a scripted backend."""
     from pathlib import Path
 
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from pods.backends.tiny import byte_tokenizer
 
     root = Path(__file__).resolve().parents[3]
-    def compose_in(name, overrides):
-        with initialize_config_dir(config_dir=str(root / "config"), version_base=None):
-            return compose(config_name=name, overrides=overrides)
-
-    cfg = compose_in("train", ["model=tiny", "dataset=gsm8k", f"dataset.path={root}/tests/fixtures/gsm8k"])
-    ev = lambda *o: compose_in("evaluate", ["run_dir=x", "repeats=1", "max_prompt_tokens=null", *o])  # noqa: E731
+    cfg = compose(["model=tiny", "dataset=gsm8k", f"dataset.path={root}/tests/fixtures/gsm8k"])
+    ev = lambda *o: compose(["run_dir=x", "repeats=1", "max_prompt_tokens=null", *o], name="evaluate")  # noqa: E731
     OmegaConf.save(cfg, tmp_path / "config.yaml")
     tok = byte_tokenizer()
     script = {  # the strict verifier rejects the first (its answer block states no number), the paper's accepts it
@@ -318,13 +315,7 @@ def test_long_test_prompts_are_left_out_like_the_paper(gsm8k_run):
 
 
 def _compose(*overrides):
-    from pathlib import Path
-
-    from hydra import compose, initialize_config_dir
-
-    config_dir = str(Path(__file__).resolve().parents[3] / "config")
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return compose(config_name="evaluate", overrides=["run_dir=x", *overrides])
+    return compose(["run_dir=x", *overrides], name="evaluate")
 
 
 def test_generation_settings_default_to_the_runs_own():
@@ -362,15 +353,11 @@ def test_the_paper_protocols_are_explicit_presets():
 @pytest.mark.parametrize("dataset, want", [("gsm8k_paper", "gsm8k"), ("gsm8k", "gsm8k"), ("arithmetic", "arithmetic")])
 def test_ans_acc_of_the_runs_own_dataset_is_the_strict_verifier_even_for_a_paper_preset(dataset, want):
     """A paper preset trains on the authors' grader (reported as paper_ans_acc); ans_acc stays the strict one."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from pods.evaluation import eval_datasets
 
-    from helpers import CONFIG_DIR
-
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
-        run_cfg = compose(config_name="train", overrides=[f"dataset={dataset}"])
+    run_cfg = compose([f"dataset={dataset}"])
     both = OmegaConf.create({"datasets": [{"name": run_cfg.dataset.name}, {"name": "math500"}]})
     assert [e["reward"] for e in eval_datasets(both, run_cfg)] == [want, "math"]
     run_cfg.dataset.accuracy_reward = "rewards/countdown.py:exact_number"  # your own accuracy reward is kept

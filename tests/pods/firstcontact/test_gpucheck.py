@@ -10,11 +10,10 @@ import torch
 from pods.backends import facts, hf
 from pods.backends.base import Sampling
 from pods.config import checks
-from pods.config.files import compose
 from pods.errors import ConfigError
 from pods.firstcontact import gpucheck
 
-from helpers import compose_cfg
+from helpers import compose
 
 torch.set_num_threads(1)
 GREEDY = Sampling(max_tokens=6, temperature=0.0)
@@ -22,7 +21,7 @@ GREEDY = Sampling(max_tokens=6, temperature=0.0)
 
 @pytest.fixture(scope="module")
 def policy():
-    return hf.load_policy(compose_cfg(["model=tiny", "backend.device=cpu", "model.lora.rank=0"]))
+    return hf.load_policy(compose(["model=tiny", "backend.device=cpu", "model.lora.rank=0"]))
 
 
 def prompts_of(policy):

@@ -221,10 +221,10 @@ def record_lrs(monkeypatch) -> list[float]:
 
 
 def test_default_constant_schedule_uses_the_full_lr_from_step_1(tmp_path, monkeypatch):
-    from helpers import compose_cfg
+    from helpers import compose
 
     lrs = record_lrs(monkeypatch)
-    default = compose_cfg([]).optim  # train.yaml's schedule: the authors' constant, no warm-up
+    default = compose([]).optim  # train.yaml's schedule: the authors' constant, no warm-up
     _, rows, _ = run(tmp_path, monkeypatch, f"optim.scheduler={default.scheduler}",
                      f"optim.warmup_ratio={default.warmup_ratio}")
     assert lrs == [1e-2] * 3 and [r["lr"] for r in rows] == lrs
