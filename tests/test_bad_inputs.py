@@ -234,8 +234,8 @@ CASES = [
      ["rl.token_mask_quantile must be a number in (0, 1]"]),
     ("resume-onto-a-ledger-of-another-version", "train.py", ["output_root={d}/runs-bad", "run_name=ledger-old",
                                                             "rl.max_steps=2"],
-     ["{d}/runs-bad/ledger-old/ledger holds a ledger of format version 0", "move it aside (or set "
-      "logging.ledger=false) to resume"]),
+     ["{d}/runs-bad/ledger-old/ledger holds a ledger of format version 0", "move {d}/runs-bad/ledger-old/ledger "
+      "aside (it is kept as it is) and rerun", "or set logging.ledger=false"]),
     ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
      ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
     ("slurm-without-slurm", "train.py", ["hydra.mode=MULTIRUN", "rl.n=4,8", "hydra/launcher=slurm",
@@ -465,7 +465,7 @@ CASES = [
     ("replay-ledger-cut-short", "scripts/replay.py", ["{d}/ledgers/cut", "--rule", "random"],
      ["steps-00000002-00000002.parquet cannot be read", "cut short or damaged"]),
     ("replay-ledger-step-missing", "scripts/replay.py", ["{d}/ledgers/gap", "--rule", "random"],
-     ["{d}/ledgers/gap/ledger is truncated: steps 2 are missing (1 of 3)"]),
+     ["{d}/ledgers/gap/ledger is truncated: step 2 is missing (1 of 3)"]),
     ("replay-ledger-other-version", "scripts/replay.py", ["{d}/ledgers/old", "--rule", "random"],
      ["a ledger of format version 0; this pods reads and writes version 1"]),
     ("replay-no-ledger", "scripts/replay.py", ["{d}/ledgers/none", "--rule", "random"],

@@ -7,7 +7,7 @@
 Contract: traces (pods.analysis.traces.Trace) of every arm list the SAME seeds in the same order (the
 pairing). Per metric (sampled, greedy): the final seed mean; the paired difference to the baseline's final
 (pods.analysis.paired.paired_difference); the budget ratio = baseline's budget to reach its own final seed mean
-over the arm's (linear between budget points; 0 = never within the budget) with its paired jackknife t interval;
+over the arm's (linear between budget points; 0 = never within the budget) with its paired bootstrap interval;
 "not separable" where an interval covers 1 (ratio) or 0 (difference). Also the classic views (steps, training
 seconds) and the zero-signal shares. A run that has not reached the budget yet is a ResultsError.
 """
@@ -18,7 +18,7 @@ import numpy as np
 
 from pods.analysis.curves import stats
 from pods.analysis.figures import new_figure, save
-from pods.analysis.paired import paired_difference, paired_interval, separable
+from pods.analysis.paired import paired_bootstrap, paired_difference, separable
 from pods.analysis.speedup import first_reach
 from pods.analysis.traces import Trace, grid_values
 from pods.errors import ResultsError
@@ -31,15 +31,32 @@ def budget_grid(budget: float, points: int) -> np.ndarray:
     return np.linspace(0.0, float(budget), int(points) + 1)
 
 
+def crossing(grid: np.ndarray, curve: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """First budget at which `curve` [..., K] reaches `target` [...] (linear between budget points, as
+    pods.analysis.speedup.first_reach) -> [...]; NaN where it never does."""
+    hit = curve >= target[..., None]  # [..., K]
+    i = hit.argmax(-1)  # first index at or above the target
+    j = np.maximum(i, 1)
+    y0, y1 = np.take_along_axis(curve, (j - 1)[..., None], -1)[..., 0], np.take_along_axis(curve, j[..., None], -1)[..., 0]
+    with np.errstate(divide="ignore", invalid="ignore"):  # y0 < target <= y1 wherever the fraction is used
+        x = np.where(i == 0, grid[0], grid[j - 1] + (target - y0) / (y1 - y0) * (grid[j] - grid[j - 1]))
+    return np.where(hit.any(-1), x, np.nan)
+
+
+def reach_ratios(grid: np.ndarray, arm: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """reach_ratio of many data sets at once: arm, base [..., S, K] -> [...] (NaN: undefined)."""
+    own = base.mean(-2)  # [..., K] the baseline's seed-mean curve: its final is the target it is read against
+    b, a = crossing(grid, own, own[..., -1]), crossing(grid, arm.mean(-2), own[..., -1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isnan(a), 0.0, np.where((a > 0) & (b > 0), b / a, np.nan))
+
+
 def reach_ratio(grid: np.ndarray, arm: np.ndarray, base: np.ndarray) -> float | None:
-    """Baseline's budget to reach its final seed mean / the arm's (arm, base: [S, K] on `grid`); 0: the arm never
-    reaches it within the budget; None: undefined (reached at budget 0)."""
-    target = float(base[:, -1].mean())
-    b = first_reach(grid, base.mean(0), target, interp=True)
-    a = first_reach(grid, arm.mean(0), target, interp=True)
-    if a is None:
-        return 0.0
-    return None if a <= 0 or not b else b / a
+    """Baseline's budget to reach its final seed mean / the arm's (arm, base: [S, K] on `grid`); target and crossings
+    read off the same seed-mean curves; 0: the arm never reaches it within the budget; None: undefined (reached at
+    budget 0)."""
+    r = float(reach_ratios(grid, np.asarray(arm, dtype=float), np.asarray(base, dtype=float)))
+    return None if np.isnan(r) else r
 
 
 def _mean(values: list[float]) -> float:
@@ -79,13 +96,14 @@ def summarize(traces: dict[str, list[Trace]], grid: np.ndarray, labels: dict[str
             e = {"final": float(cur[m][:, -1].mean()), "final_per_seed": cur[m][:, -1].tolist()}
             if a != baseline:
                 e["diff"] = paired_difference(cur[m][:, -1], base[m][:, -1])
-                e["ratio"] = paired_interval(lambda x, y: reach_ratio(grid, x, y), cur[m], base[m], low=0.0)
+                e["ratio"] = paired_bootstrap(lambda x, y: reach_ratios(grid, x, y), cur[m], base[m])
                 e["verdict"] = _verdict(e["diff"], e["ratio"])
                 # the classic views: the same crossing on the steps and the training-seconds axes (point estimates)
                 for view in ("steps", "seconds"):
                     bx, ax_ = np.stack([v[view] for v in on[baseline]]).mean(0), cur[view].mean(0)
-                    tb = first_reach(bx, base[m].mean(0), float(base[m][:, -1].mean()), True)
-                    ta = first_reach(ax_, cur[m].mean(0), float(base[m][:, -1].mean()), True)
+                    target = float(base[m].mean(0)[-1])  # the same curve's final as the budget ratio's
+                    tb = first_reach(bx, base[m].mean(0), target, True)
+                    ta = first_reach(ax_, cur[m].mean(0), target, True)
                     e[f"{view}_ratio"] = tb / ta if tb and ta else None
             row[m] = e
         out["arms"][a] = row

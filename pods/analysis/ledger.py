@@ -3,11 +3,14 @@
     rec = read_ledger("checkpoints/demo-...-seed0")        # a run directory or its ledger/ directory
     rec.rewards, rec.accuracy, rec.lengths, rec.kept        # [R, n] float, [R, n], [R, n], [R, k] of generated groups
     rec.steps, rec.rounds, rec.prompts, rec.trained         # [R] each; rec.offered: every row, skipped prompts too
+    rec.gaps, rec.notes                                     # steps not recorded (and why); files not counted
 
-Contract: a ResultsError (exit 2, the file named) for a missing ledger, another format version, a file that
-cannot be read (cut short), or steps missing between the first and the last; nothing is written. Rows are in
-the order the run produced them: by step, round, slot. Groups of unequal n (allocation rules) are padded
-with NaN rewards and length 0 to the largest n; `rec.n` [R] holds each group's own.
+Contract: the ledger is read back against its index and its run (pods.core.ledger_index: the run's config.yaml
+and newest checkpoint, when there): a ResultsError (exit 2, the file named) for a missing ledger, another format
+version, another run's data, a file cut short or damaged, a step in two files, or steps missing that no recorded
+gap explains; nothing is written. Files the index does not list are not counted (rec.notes says so). Rows are in
+the order the run produced them: by step, round, slot. Groups of unequal n (allocation rules) are padded with
+NaN rewards and length 0 to the largest n; `rec.n` [R] holds each group's own.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from pods.core import ledger as fmt
+from pods.core import ledger_index as idx
 from pods.errors import ResultsError
 
 
@@ -41,6 +45,8 @@ class Recorded:
     per_fn: dict = field(default_factory=dict)  # {reward name: [R, n]}
     offered: dict = field(default_factory=dict)  # every row, skipped prompts too: {step, round, position, prompt,
     #                                              status, group: index into the generated arrays or -1} -> [S]
+    gaps: list = field(default_factory=list)  # [(first, last, why)]: steps trained but not recorded
+    notes: list = field(default_factory=list)  # one line per file in the directory that is not counted
 
     @property
     def num_steps(self) -> int:
@@ -53,19 +59,43 @@ def ledger_dir(path: str | Path) -> Path:
     return path if (path / fmt.META).is_file() else path / fmt.DIR
 
 
-def _meta(directory: Path) -> dict:
-    path = directory / fmt.META
-    if not path.is_file():
-        raise ResultsError(f"{directory.parent} has no rollout ledger ({path} is missing): the run was trained "
-                           "with logging.ledger=false, or before pods recorded one")
+def _run_settings(run_dir: Path) -> tuple[dict, str | None]:
+    """(the IDENTITY settings of the run's config.yaml, the ledger id its newest checkpoint recorded); ({}, None)
+    for what is not there (a TRL run, a ledger copied out of its run)."""
+    import yaml
+
+    settings, ledger_id = {}, None
     try:
-        meta = json.loads(path.read_text())
-    except (OSError, ValueError) as err:
-        raise ResultsError(f"{path} cannot be read ({err}): the ledger is damaged") from None
-    problem = fmt.version_problem(meta)
-    if problem:
-        raise ResultsError(f"{directory}: {problem}; replay it with the pods version that wrote it")
-    return meta
+        cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+        rl = cfg["rl"]
+        settings = {k: rl[k] for k in idx.IDENTITY if k in rl and k != "algorithm"}  # rl.algorithm may be "auto"
+        settings["seed"] = cfg["seed"]
+    except (OSError, ValueError, KeyError, TypeError, yaml.YAMLError):
+        pass
+    steps = [(int(p.parent.name.split("-")[1]), p) for p in run_dir.glob("checkpoint-*/state.json")
+             if p.parent.name.split("-")[1].isdigit()]
+    if steps:
+        try:
+            ledger_id = json.loads(max(steps)[1].read_text()).get("ledger_id")
+        except (OSError, ValueError, AttributeError):
+            pass
+    return settings, ledger_id
+
+
+def read_back(directory: Path) -> idx.Holdings:
+    """The ledger directory read back against its index and run: ResultsError naming the file and what to do."""
+    if not (directory / fmt.META).is_file() and not list(directory.glob("*.parquet")):
+        raise ResultsError(f"{directory.parent} has no rollout ledger ({directory / fmt.META} is missing): the run "
+                           "was trained with logging.ledger=false, or before pods recorded one")
+    settings, ledger_id = _run_settings(directory.parent)
+    held = idx.read_back(directory, expect=settings, ledger_id=ledger_id)
+    problems = held.problems()
+    if problems:
+        raise ResultsError(f"{'; '.join(problems)}. Replay needs every recorded step from this run's own ledger: put "
+                           "its files back (or replay the run whose ledger this is); nothing was written")
+    if not held.files:
+        raise ResultsError(f"{directory} holds no recorded steps yet")
+    return held
 
 
 def _dense(column, width: int, fill) -> np.ndarray:
@@ -89,20 +119,13 @@ def read_ledger(path: str | Path, per_fn: bool = True) -> Recorded:
     import pyarrow.parquet as pq
 
     directory = ledger_dir(path)
-    meta = _meta(directory)
-    files = sorted(p for p in directory.glob("steps-*.parquet") if fmt.FILE.match(p.name))
-    tables = []
-    for f in files:
-        try:
-            tables.append(pq.read_table(f, columns=None if per_fn else _without_per_fn(f)))
-        except (OSError, pa.ArrowException) as err:
-            raise ResultsError(f"{f} cannot be read ({err}): the ledger file is cut short or damaged; move it "
-                               "aside to replay the other steps (replay checks that no step is missing)") from None
-    if not tables:
-        raise ResultsError(f"{directory} holds no recorded steps yet")
+    held = read_back(directory)
+    meta = held.meta
+    tables = [pq.read_table(f.path, columns=None if per_fn else _without_per_fn(f.path)) for f in held.files]
     table = pa.concat_tables(tables, promote_options="permissive")
     steps = table["step"].to_numpy()
-    _check_steps(directory, np.unique(steps), int(meta.get("first_step", 1)), len(steps))
+    first = held.first_step
+    gaps = ([(1, first - 1, f"the ledger starts at step {first}")] if first > 1 else []) + held.gaps()
     status = pc.cast(table["status"], pa.string()).to_numpy()
     prompts, positions = table["prompt"].to_numpy(), table["position"].to_numpy()
     n = table["n"].to_numpy()
@@ -122,21 +145,10 @@ def read_ledger(path: str | Path, per_fn: bool = True) -> Recorded:
         entropy=dense("entropy", np.nan), kept=_dense(table["kept"], kept_width, -1)[order],
         per_fn={c[len(fmt.REWARD_PREFIX):]: dense(c, np.nan) for c in names},
         offered={"step": steps, "round": rounds, "position": positions, "prompt": prompts, "status": status,
-                 "group": group})
+                 "group": group}, gaps=gaps, notes=held.notes())
 
 
 def _without_per_fn(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
     return [c for c in pq.read_schema(path).names if not c.startswith(fmt.REWARD_PREFIX)]
-
-
-def _check_steps(directory: Path, steps: np.ndarray, first: int, rows: int) -> None:
-    """ResultsError when steps between the ledger's first and last are missing."""
-    expected = np.arange(first, int(steps.max()) + 1)
-    missing = np.setdiff1d(expected, steps)
-    if len(missing):
-        show = ", ".join(map(str, missing[:10].tolist())) + (" ..." if len(missing) > 10 else "")
-        raise ResultsError(f"{directory} is truncated: steps {show} are missing ({len(missing)} of {len(expected)}); "
-                           "a ledger file was removed or cut short. Replay needs every step: use the run's full "
-                           "ledger")

@@ -3,7 +3,7 @@
     rec = pods.analysis.ledger.read_ledger("checkpoints/<run>")
     row = replay_rollout(rec, "cppo", m=16)      # {"rule": "cppo", "kept_reward_var": ..., "agreement": ...}
     rows = replay(["checkpoints/<run>"], ["max_variance", "random"], m=None)   # m None: the run's own m
-    print(table(rows))                            # scripts/replay.py: the same from the command line
+    print(pods.analysis.replay_table.report(rows))   # `pods replay`: the same from the command line
 
 Contract: the rule sees each group's recorded rewards [R, n] (and lengths, entropies), in the order the run made
 its selections (a random rule draws from a generator seeded with the run's seed, call by call as the run did), so
@@ -24,19 +24,19 @@ import torch
 from pods.analysis.ledger import Recorded, read_ledger
 from pods.analysis.settings import find_run_dirs
 from pods.core import ledger as fmt
-from pods.core.advantages import group_advantages
+from pods.core.advantages import kept_advantages
 from pods.core.algorithms import keep
 from pods.core.allocation import ALLOCATIONS
 from pods.core.downsample import RULES
-from pods.core.prompt_rules import PROMPT_RULES, make_prompt_rule
+from pods.core.prompt_rules import PROMPT_RULES, PromptRule, make_prompt_rule
 from pods.core.prompts import PROMPT_SEED, PromptStream, pick
 from pods.core.token_masks import TOKEN_MASKS
 from pods.errors import ConfigError, ResultsError
 
-KEYS = ("groups", "m", "kept_reward_var", "frac_all_correct", "frac_all_wrong", "adv_abs_mean", "adv_std",
+KEYS = ("groups", "n", "m", "kept_reward_var", "frac_all_correct", "frac_all_wrong", "adv_abs_mean", "adv_std",
         "frac_zero_adv", "tokens_trained", "tokens_trained_per_step", "agreement", "agreement_rollouts")
-PROMPT_KEYS = ("candidates", "frac_skipped", "frac_unknown", "kept_reward_var", "frac_all_correct", "frac_all_wrong",
-               "tokens_generated_per_step", "agreement")
+PROMPT_KEYS = ("candidates", "frac_skipped", "frac_with_history", "frac_unknown", "frac_filtered", "kept_reward_var",
+               "frac_all_correct", "frac_all_wrong", "tokens_generated_per_step", "agreement")
 STOCHASTIC = {"random"}  # rules that draw from the generator: replayed call by call, as the run called them
 
 
@@ -99,16 +99,16 @@ def replay_rollout(rec: Recorded, rule: str, m: int | None = None) -> dict:
     if not 1 <= m <= n_min:
         held = f"{n_min} rollouts (n)" if n_min == n_max else f"{n_min} to {n_max} rollouts (n: an allocation rule's)"
         raise ConfigError(f"--m {m}: the recorded groups hold {held}, so m must lie in 1..{n_min}")
-    own = rule == rec.meta.get("rule") and m == run_m
+    own = rule == rec.meta.get("rule") and m == run_m and rec.meta.get("rule_scope", "group") == "group"
     algorithm = rec.meta.get("algorithm", "pods") if own else "pods"
     idx = _select(rec, rule, m, algorithm)  # [R, k]
     rewards = torch.from_numpy(rec.rewards).float()
     kept_r = rewards.gather(1, idx)  # [R, k]
     kept_ok = torch.from_numpy(rec.accuracy).float().gather(1, idx) > 0  # [R, k]
-    adv = group_advantages(kept_r, scale=rec.meta.get("scale_rewards", "group"),
-                           std=rec.meta.get("advantage_std", "sample"))  # [R, k]
+    adv = kept_advantages(rewards, idx, over=rec.meta.get("advantage_over", "kept"),
+                          scale=rec.meta.get("scale_rewards", "group"), std=rec.meta.get("advantage_std", "sample"))
     trained_len = torch.from_numpy(rec.lengths).float().gather(1, idx)  # [R, k]
-    row = {"rule": rule, "groups": len(rec.steps), "m": m,
+    row = {"rule": rule, "groups": len(rec.steps), "n": n_max, "m": m,
            "kept_reward_var": float(kept_r.var(dim=1, unbiased=False).mean()),
            "frac_all_correct": float(kept_ok.all(dim=1).float().mean()),
            "frac_all_wrong": float((~kept_ok).all(dim=1).float().mean()),
@@ -137,9 +137,10 @@ def agreement(idx: torch.Tensor, run_kept: torch.Tensor, n: int) -> dict:
 
 def replay_prompt(rec: Recorded, rule: str, options: dict | None = None) -> dict:
     """What prompt rule `rule` would have generated for, walking the run's prompt stream step by step as the run
-    did (pods.core.prompts.pick, the same generator seed), its history fed with the recorded groups it picked.
-    A prompt it picks that the run did not generate has no recorded rewards: counted in frac_unknown, left out of
-    its history and of the reward statistics. Replaying the run's own rule (and options) agrees 100 %."""
+    did (pods.core.prompts.pick, the same generator seed), its history fed with the recorded groups it picked, and
+    which of those its group filter (`keep`) would have trained on. A prompt it picks that the run did not generate
+    has no recorded rewards: counted in frac_unknown, left out of its history and of the reward statistics.
+    Replaying the run's own rule (and options) agrees 100 %."""
     check_rule(rule)
     meta = rec.meta
     P, B, seed = int(meta["num_prompts"]), int(meta["prompts_per_step"]), int(meta.get("seed", 0))
@@ -152,7 +153,8 @@ def replay_prompt(rec: Recorded, rule: str, options: dict | None = None) -> dict
     gen, stream = torch.Generator().manual_seed(seed + PROMPT_SEED), PromptStream(P, seed)
     off = rec.offered
     generated = {(int(s), int(p)): int(g) for s, p, g in zip(off["step"], off["position"], off["group"]) if g >= 0}
-    picked_groups, agree, offered, unknown, skipped = [], 0, 0, 0, 0
+    picked_groups, trained_groups, agree, offered, unknown, skipped, known_before = [], [], 0, 0, 0, 0, 0
+    fed = set()  # prompts the rule's history holds
     for step in np.unique(off["step"]):
         at = off["step"] == step
         step_groups = []
@@ -164,6 +166,7 @@ def replay_prompt(rec: Recorded, rule: str, options: dict | None = None) -> dict
                        pool=int(meta.get("prompt_pool", 1)), num_prompts=P, generator=gen)
             seen = set(got.positions) | set(got.skipped_positions) | run_all
             agree += sum((p in got.positions) == (p in run_gen) for p in seen)
+            known_before += sum(int(q) in fed for q in [*got.prompts, *got.skipped])
             offered, skipped = offered + len(seen), skipped + len(got.skipped)
             known = [generated[(int(step), p)] for p in got.positions if (int(step), p) in generated]
             unknown += len(got.positions) - len(known)
@@ -172,19 +175,32 @@ def replay_prompt(rec: Recorded, rule: str, options: dict | None = None) -> dict
             g = torch.tensor(step_groups)
             acc = torch.from_numpy(rec.accuracy)[g].float()  # [K, n], NaN pads rows of fewer rollouts
             state.update(torch.from_numpy(rec.prompts)[g], acc.gt(0).float().masked_fill(acc.isnan(), float("nan")))
+            fed.update(rec.prompts[step_groups].tolist())
+            step_groups_kept = g[state.keep(torch.from_numpy(rec.rewards)[g].float())].tolist()  # its group filter
+        else:
+            step_groups_kept = step_groups
         picked_groups += step_groups
-    g = torch.tensor(picked_groups, dtype=torch.long)
+        trained_groups += step_groups_kept
+    g = torch.tensor(trained_groups, dtype=torch.long)
     rewards, acc = torch.from_numpy(rec.rewards)[g], torch.from_numpy(rec.accuracy)[g]  # [K, n]
     drawn = ~rewards.isnan()  # an allocation rule's rows of unequal n are padded
     ok, var = acc > 0, (rewards - rewards.nanmean(dim=1, keepdim=True)).pow(2).nanmean(dim=1)  # [K, n], [K]
     picked = len(picked_groups) + unknown
+    generated = torch.tensor(picked_groups, dtype=torch.long)
     return {"rule": rule, "candidates": offered, "frac_skipped": skipped / max(offered, 1),
+            "frac_with_history": known_before / max(offered, 1) if keeps_history(state) else float("nan"),
             "frac_unknown": unknown / max(picked, 1),
+            "frac_filtered": 1 - len(trained_groups) / len(picked_groups) if picked_groups else 0.0,
             "kept_reward_var": float(var.mean()) if len(g) else float("nan"),
             "frac_all_correct": float((ok | ~drawn).all(dim=1).float().mean()) if len(g) else float("nan"),
             "frac_all_wrong": float((~ok | ~drawn).all(dim=1).float().mean()) if len(g) else float("nan"),
-            "tokens_generated_per_step": float(torch.from_numpy(rec.lengths)[g].sum()) / max(rec.num_steps, 1),
+            "tokens_generated_per_step": float(torch.from_numpy(rec.lengths)[generated].sum()) / max(rec.num_steps, 1),
             "agreement": agree / max(offered, 1)}
+
+
+def keeps_history(rule) -> bool:
+    """Whether a prompt rule's choices depend on its history (it overrides `update`); None (rule none): False."""
+    return rule is not None and type(rule).update is not PromptRule.update
 
 
 def replay(paths: list[str | Path], rules: list[str], m: int | None = None) -> list[dict]:
@@ -200,9 +216,10 @@ def replay(paths: list[str | Path], rules: list[str], m: int | None = None) -> l
         every = {"all": list(RULES), "all_prompt": [r for r in PROMPT_RULES if r != "none"]}
         names = [r for name in rules for r in every.get(name, [name])
                  if not (name == "all" and r == "none" and m_run != rec.rewards.shape[1])]
+        about = {"steps": rec.num_steps, "gaps": [list(g) for g in rec.gaps], "not_counted": rec.notes}
         rows += [{"run": str(rec.path.parent), "kind": "prompt" if rule in PROMPT_RULES and rule not in RULES
                   else "rollout", **(replay_prompt(rec, rule) if rule in PROMPT_RULES and rule not in RULES
-                                     else replay_rollout(rec, rule, m))} for rule in dict.fromkeys(names)]
+                                     else replay_rollout(rec, rule, m)), **about} for rule in dict.fromkeys(names)]
     return rows
 
 
@@ -216,41 +233,3 @@ def run_dirs(spec: str) -> list[Path]:
         raise ResultsError(f"{spec}: no run directory with a rollout ledger ({fmt.DIR}/{fmt.META}) matches; give a "
                            "run directory (checkpoints/<run>) or a quoted glob of them")
     return found
-
-
-ROLLOUT_COLUMNS = [("m", "m"), ("kept_reward_var", "kept var"), ("frac_all_correct", "all right %"),
-                   ("frac_all_wrong", "all wrong %"), ("adv_abs_mean", "|adv|"), ("adv_std", "adv std"),
-                   ("frac_zero_adv", "adv=0 %"), ("tokens_trained_per_step", "tokens/step"), ("agreement", "agree %"),
-                   ("agreement_rollouts", "agree rollouts %")]
-PROMPT_COLUMNS = [("candidates", "offered"), ("frac_skipped", "skipped %"), ("frac_unknown", "unknown %"),
-                  ("kept_reward_var", "var"), ("frac_all_correct", "all right %"), ("frac_all_wrong", "all wrong %"),
-                  ("tokens_generated_per_step", "gen tokens/step"), ("agreement", "agree %")]
-PERCENT = {"frac_all_correct", "frac_all_wrong", "frac_zero_adv", "agreement", "agreement_rollouts", "frac_skipped",
-           "frac_unknown"}
-
-
-def table(rows: list[dict]) -> str:
-    """The replay rows as aligned text tables (rollout rules, then prompt rules; shares in %)."""
-    parts = []
-    for kind, cols in (("rollout", ROLLOUT_COLUMNS), ("prompt", PROMPT_COLUMNS)):
-        mine = [r for r in rows if r.get("kind", "rollout") == kind]
-        if mine:
-            head = [("run", "run")] if len({r["run"] for r in rows}) > 1 else []
-            parts.append(_aligned(mine, [*head, ("rule", f"{kind} rule"), *cols]))
-    return "\n\n".join(parts)
-
-
-def _aligned(rows: list[dict], cols: list[tuple[str, str]]) -> str:
-    def cell(key, v):
-        if isinstance(v, str):
-            return Path(v).name if key == "run" else v
-        if isinstance(v, int):
-            return str(v)
-        return "n/a" if v != v else f"{100 * v:.1f}" if key in PERCENT else f"{v:.4g}"
-
-    body = [[cell(k, r[k]) for k, _ in cols] for r in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, (_, h) in enumerate(cols)]
-    def line(xs):
-        return "  ".join(x.rjust(w) if i else x.ljust(w) for i, (x, w) in enumerate(zip(xs, widths)))
-
-    return "\n".join([line([h for _, h in cols]), *(line(b) for b in body)])

@@ -95,16 +95,26 @@ def grid_values(tr: Trace, grid: np.ndarray) -> dict[str, np.ndarray]:
 
 def zero_signal(run_dir: Path) -> dict[str, float]:
     """Shares of zero-signal groups in the run's ledger: generated groups whose rewards are all equal, and
-    trained groups whose KEPT rollouts' rewards are all equal (zero advantage: no gradient)."""
+    trained groups whose KEPT rollouts all get advantage 0 (no gradient): their rewards all equal, or, with
+    rl.advantage_over=drawn, all equal to the mean of the group's drawn rollouts; a group that kept none."""
     rec = read_ledger(run_dir)
     gen = ~np.isnan(rec.rewards[:, 0])  # groups with rollouts (a skipped prompt has none)
-    spread = np.nanmax(rec.rewards, 1) > np.nanmin(rec.rewards, 1)  # [R]
+    spread = _spread(rec.rewards)  # [R]
     kept = np.where(rec.kept >= 0, rec.kept, 0)  # [R, k]
-    kr = np.where(rec.kept >= 0, np.take_along_axis(rec.rewards, kept, 1), np.nan)
-    kept_spread = np.nanmax(kr, 1) > np.nanmin(kr, 1)
+    kr = np.where(rec.kept >= 0, np.take_along_axis(rec.rewards, kept, 1), np.nan)  # [R, k] the kept rewards
+    if rec.meta.get("advantage_over", "kept") == "drawn":  # advantages r - mean of all drawn: 0 only at that mean
+        mean = np.nanmean(np.where(gen[:, None], rec.rewards, 0.0), 1, keepdims=True)  # [R, 1] (a skipped prompt: 0)
+        kept_spread = np.nan_to_num(np.abs(kr - mean)).max(1, initial=0.0) > 1e-9
+    else:
+        kept_spread = _spread(kr)  # a group that kept none has no signal either
     trained = rec.trained & gen
     return {"generated": float(np.mean(~spread[gen])) if gen.any() else float("nan"),
             "trained": float(np.mean(~kept_spread[trained])) if trained.any() else float("nan")}
+
+
+def _spread(x: np.ndarray) -> np.ndarray:
+    """[R, k] -> [R] bool: the row's values (NaN left out) are not all equal; False for a row of none."""
+    return np.where(np.isnan(x), -np.inf, x).max(1) > np.where(np.isnan(x), np.inf, x).min(1)
 
 
 def write_authors_layout(results: Path, arm: str, k: int, run_dir: Path, tr: Trace, files: dict[str, str],

@@ -102,7 +102,7 @@ def plan(args, tier) -> tuple[dict, dict, dict]:
 
 
 def print_plan(tier, arms, configs, unavailable, out: Path) -> None:
-    from pods.studies.leaderboard import budget_overrides
+    from pods.studies.leaderboard import arm_overrides, budget_overrides
 
     print(f"tier {tier.name}: budget {tier.budget:g} (tokens generated + {tier.weight:g} x tokens trained) per run, "
           f"{tier.points} budget points every {tier.budget / tier.points:g}, {tier.seeds} seeds x {len(arms)} arms "
@@ -112,7 +112,7 @@ def print_plan(tier, arms, configs, unavailable, out: Path) -> None:
     for name, arm in arms.items():
         cfg = configs[name]
         steps = tier.budget / step_cost(cfg, tier.weight)
-        print(f"  {name:14s} {arm.label:42s} {' '.join(arm.overrides)}\n"
+        print(f"  {name:14s} {arm.label:42s} {' '.join(arm_overrides(tier, arm))}\n"
               f"  {'':14s} at least {steps:.0f} steps (one round per step, full-length completions)"
               + (f"; memory: {memory_line(cfg, tier)}" if tier.gpu else ""))
     for name, why in unavailable.items():
@@ -169,6 +169,7 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     from pods.analysis.leaderboard import budget_grid, draw, markdown, summarize
     from pods.analysis.traces import metrics_rows, read_trace, write_authors_layout
     from pods.core.cost import measure_weight
+    from pods.studies.leaderboard import arm_overrides
     files = {"sampled": "eval_results.json", "greedy": "eval_greedy.json"}
     seeds = list(range(tier.seeds))
     traces = {a: [read_trace(run_dir(args.out, a, s), tier.weight, files, tier.dataset) for s in seeds] for a in arms}
@@ -177,7 +178,7 @@ def report(args, tier, arms: dict, unavailable: dict, wall: float) -> dict:
     measured = {a: measure_weight([metrics_rows(run_dir(args.out, a, x)) for x in seeds])
                 for a in ("grpo", "pods") if a in arms}
     s.update(tier=tier.name, budget=tier.budget, points=tier.points, weight=tier.weight, weight_measured=measured,
-             unavailable=unavailable, wall_seconds=wall, arms_overrides={a: list(arm.overrides) for a, arm in arms.items()})
+             unavailable=unavailable, wall_seconds=wall, arms_overrides={a: arm_overrides(tier, arm) for a, arm in arms.items()})
     # everything computed: now write (a failure above leaves no half-written table)
     for a in arms:
         for k in seeds:

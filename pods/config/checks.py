@@ -74,7 +74,7 @@ def _rl(cfg) -> list[str]:
                     if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
     if rl.max_steps is None and rl.max_time is None and rl.token_budget is None:
         p.append("the run never stops: set rl.max_steps, rl.max_time or rl.token_budget")
-    return p + _saving(rl) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
+    return p + _saving(rl) + _budget(rl) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
 
 
 def _dynamic(rl) -> list[str]:
@@ -85,6 +85,17 @@ def _dynamic(rl) -> list[str]:
         return [f"{', '.join(changed)}: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
                 f"{', '.join(f'rl.{k}' for k in keys)} at their defaults "
                 f"({', '.join(str(getattr(RLConfig, k)) for k in keys)})"]
+    return []
+
+
+def _budget(rl) -> list[str]:
+    """rl.token_budget_weight weighs the trained tokens of rl.token_budget and rl.save_tokens; without either it
+    would be ignored."""
+    w, default = rl.token_budget_weight, getattr(RLConfig, "token_budget_weight")
+    if rl.token_budget is None and rl.save_tokens is None and w != default:
+        return [f"rl.token_budget_weight={w} weighs the trained tokens of rl.token_budget and rl.save_tokens, but both "
+                f"are null, so it would be ignored: set rl.token_budget (or rl.save_tokens), or leave "
+                f"rl.token_budget_weight at {default}"]
     return []
 
 

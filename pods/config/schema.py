@@ -105,6 +105,10 @@ class RLConfig:
     m: int = setting(16, "rollouts kept per prompt for the policy update (m < n: PODS, m = n: GRPO)", low=1,
                      trl="pods_m")
     rule: str = setting("max_variance", "down-sampling rule", choices="pods.core.downsample:RULES", trl="pods_rule")
+    rule_scope: str = setting("group", "what the rollout rule ranks together: group (m of each prompt's n) | batch (B x "
+                                       "m of the whole step's B x n, groups keeping unequal numbers: CPPO's batch-level "
+                                       "pruning, rule cppo only; docs/rules.md)",
+                              choices="pods.core.downsample:SCOPES")
     algorithm: str = setting("auto", "auto (pods if m < n else grpo) | pods | grpo | grpo_ga (the paper's GRPO-GA: m "
                                      "= n, all rollouts in one optimizer step, gradients accumulated over "
                                      "micro-batches; computes what grpo does, docs/algorithms.md)",
@@ -136,6 +140,10 @@ class RLConfig:
     advantage_std: str = setting("sample", "std estimator: sample (unbiased, n - 1: torch.std as the authors, TRL and"
                                            " verl) | population (n)",
                                  choices="pods.core.advantages:STDS")
+    advantage_over: str = setting("kept", "the rollouts whose mean (and std) the advantages use: kept (the m trained: "
+                                          "the paper's) | drawn (every rollout drawn for the prompt: Reinforce-Ada's "
+                                          "global statistics, CPPO's advantages before pruning; docs/rules.md)",
+                                  choices="pods.core.advantages:OVER")
     temperature: float = setting(0.9, "sampling temperature of the rollouts", trl="temperature")
     logprob_temperature: bool = setting(True, "true: the loss's log-probs (current and reference) come from logits / "
                                               "rl.temperature, the distribution the rollouts were sampled from (TRL, "
@@ -171,7 +179,8 @@ class RLConfig:
                                                "docs/leaderboard.md)",
                                          low=0, low_open=True, resume_safe=True)
     token_budget_weight: float = setting(1.0, "w of the cost: what one trained token costs in generated tokens "
-                                         "(docs/leaderboard.md: measured per tier)", low=0)
+                                         "(docs/leaderboard.md: measured per tier); used by rl.token_budget and "
+                                         "rl.save_tokens", low=0)
     save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
                                         "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
                                         resume_safe=True)
@@ -207,8 +216,9 @@ class RLConfig:
                                        "snr_top_k (docs/rules.md)")
     prompt_rule_options: dict | None = setting(None, "keyword arguments of rl.prompt_rule (e.g. {low: 0.2, "
                                                "high: 0.8} for band; null: its defaults)")
-    prompt_pool: int = setting(1, "a prompt rule is offered this many candidates per prompt it may pick at once "
-                               "(a selector such as mopps chooses among them; filters walk the stream)", low=1)
+    prompt_pool: int = setting(1, "a selector prompt rule (mopps) is offered this many candidates per prompt it "
+                               "picks, at least 2 (the other rules walk the stream: 1; MoPPS's scripts: 16 for MATH, 8 "
+                               "for Countdown and Geometry3K)", low=1)
     allocation: str = setting("none", "allocation rule: each prompt's number of rollouts over generation rounds: none"
                                       " | speed | ada | ada_positive (docs/rules.md)")
     allocation_options: dict | None = setting(None, "keyword arguments of rl.allocation (e.g. {screen: 8} for "

@@ -3,8 +3,11 @@
     adv = group_advantages(rewards)                      # rewards [G, m] -> adv [G, m]
     adv = group_advantages(rewards, scale="batch")       # group mean, std over the whole batch
     adv = group_advantages(rewards, std="population")    # divide by the population std instead
+    adv = kept_advantages(rewards, idx, over="drawn", scale="none")   # [G, N], idx [G, k] -> [G, k]
 
-Computed over the m rollouts kept after down-sampling (as in the paper), not over all n. `scale` has TRL's
+group_advantages: over the m rollouts kept after down-sampling (as in the paper), not over all n. kept_advantages:
+the kept rollouts' advantages with the statistics of the kept (the paper's) or of every rollout drawn for the
+prompt (Reinforce-Ada's global statistics; CPPO, which prunes after its advantages). `scale` has TRL's
 `scale_rewards` meaning (group | batch | none); the std is the sample (n - 1) std by default (docs/algorithms.md).
 A NaN reward (a rollout no reward function scored) is left out of every mean and std and gets advantage 0.
 """
@@ -15,6 +18,7 @@ import torch
 
 SCALES = ("group", "batch", "none")
 STDS = ("sample", "population")
+OVER = ("kept", "drawn")  # rl.advantage_over: the rollouts whose mean (and std) the advantages use
 
 
 def group_advantages(rewards: torch.Tensor, scale: str = "group", eps: float = 1e-4,
@@ -65,3 +69,40 @@ def _nan_advantages(r: torch.Tensor, scale: str, eps: float, unbiased: bool) -> 
         sq, n = (spread ** 2).sum().expand(r.shape[0], 1), count.sum().expand(r.shape[0], 1)
     sd = torch.where(n > dof, (sq / (n - dof).clamp(min=1)).sqrt(), torch.zeros_like(sq))  # [G, 1]
     return torch.where(ok & (sd > 0), centred / (sd + eps), torch.zeros_like(centred))
+
+
+def kept_advantages(rewards: torch.Tensor, idx: torch.Tensor, *, over: str = "kept", scale: str = "group",
+                    eps: float = 1e-4, std: str = "sample") -> torch.Tensor:
+    """rewards [G, N] (NaN: not drawn), idx [G, k] kept (-1: none) -> adv [G, k] of the kept (0 at -1).
+
+    over="kept": group_advantages of the kept rewards. over="drawn": r - the mean of every rollout drawn for the
+    prompt, divided (scale group / batch) by the std of those drawn (of the whole batch's drawn for batch); a
+    statistic over a single rollout gives 0, as group_advantages does."""
+    if over not in OVER:
+        raise ValueError(f"unknown advantage statistics {over!r}; valid: {', '.join(OVER)}")
+    if idx.dim() != 2 or idx.shape[0] != rewards.shape[0]:
+        raise ValueError(f"idx must be [G={rewards.shape[0]}, k], got {tuple(idx.shape)}")
+    r = rewards.float()
+    kept = torch.where(idx >= 0, r.gather(1, idx.clamp(min=0)), torch.full(idx.shape, float("nan")))  # [G, k]
+    if over == "kept":
+        return group_advantages(kept, scale=scale, eps=eps, std=std)
+    if scale not in SCALES:
+        raise ValueError(f"unknown advantage scale {scale!r}; valid: {', '.join(SCALES)}")
+    if std not in STDS:
+        raise ValueError(f"unknown std {std!r}; valid: {', '.join(STDS)}")
+    drawn = ~torch.isnan(r)  # [G, N]
+    x = torch.where(drawn, r, torch.zeros_like(r))
+    count = drawn.sum(dim=1, keepdim=True)  # [G, 1]
+    mean = x.sum(dim=1, keepdim=True) / count.clamp(min=1)  # [G, 1]
+    centred = torch.where(torch.isnan(kept), torch.zeros_like(kept), kept - mean)  # [G, k]
+    if scale == "none":
+        return centred
+    dof = int(std == "sample")
+    dev = torch.where(drawn, x - mean, torch.zeros_like(x))
+    if scale == "group":
+        sq, n = (dev ** 2).sum(dim=1, keepdim=True), count  # [G, 1]
+    else:  # one std over every drawn reward of the batch, around the batch mean
+        spread = torch.where(drawn, x - x.sum() / count.sum().clamp(min=1), torch.zeros_like(x))
+        sq, n = (spread ** 2).sum().expand(r.shape[0], 1), count.sum().expand(r.shape[0], 1)
+    sd = torch.where(n > dof, (sq / (n - dof).clamp(min=1)).sqrt(), torch.zeros_like(sq))  # [G, 1]
+    return torch.where(sd > 0, centred / (sd + eps), torch.zeros_like(centred))

@@ -129,11 +129,16 @@ def has_spread(values: torch.Tensor) -> torch.Tensor:
 
 
 def informative(round_: Round, idx: torch.Tensor, metric: str = "accuracy") -> torch.Tensor:
-    """[B] bool: the kept rollouts idx [B, k] of each group differ in `metric` (FILTER_METRICS)."""
+    """[B] bool: the kept rollouts idx [B, k] of each group differ in `metric` (FILTER_METRICS); -1 entries (a
+    batch-level rule's) keep nothing."""
     if metric not in FILTER_METRICS:
         raise ValueError(f"unknown filter metric {metric!r}; valid: {', '.join(FILTER_METRICS)}")
     values = round_.correct.float() if metric == "accuracy" else round_.total  # [B, n]
-    return has_spread(values.gather(1, idx))
+    if bool((idx >= 0).all()):
+        return has_spread(values.gather(1, idx))
+    kept = values.gather(1, idx.clamp(min=0))  # [B, k]
+    hi = torch.where(idx >= 0, kept, -torch.inf).max(dim=1).values
+    return hi > torch.where(idx >= 0, kept, torch.inf).min(dim=1).values
 
 
 def choose_groups(flags: list[torch.Tensor], B: int, short: str = "partial",

@@ -8,12 +8,14 @@ Everything not refused composes with PODS's m-of-n step and dynamic sampling (do
 
 from __future__ import annotations
 
+from pods.core.downsample import BATCH_SCORES
+
 RAGGED = ("ada", "ada_positive")  # allocations whose prompts end with unequal numbers of rollouts
 
 
 def combination_problems(*, rule: str, m: int, n: int, algorithm: str = "pods", prompt_rule: str = "none",
                          allocation: str = "none", token_mask: str = "none", m_schedule: str = "constant",
-                         round_n: int | None = None) -> list[str]:
+                         round_n: int | None = None, rule_scope: str = "group") -> list[str]:
     """The reasons this combination of rl.rule / rl.prompt_rule / rl.allocation / rl.token_mask / rl.m_schedule
     cannot run (empty: it can)."""
     p = []
@@ -34,6 +36,17 @@ def combination_problems(*, rule: str, m: int, n: int, algorithm: str = "pods", 
     if allocation in RAGGED and m == n:
         p.append(f"rl.allocation={allocation} with rl.m = rl.n = {n}: its first round already draws all n of every "
                  "prompt (m <= round_n <= n), so nothing is left to allocate: set rl.m < rl.n, or rl.allocation=none")
+    if rule_scope == "batch":
+        if rule not in BATCH_SCORES:
+            p.append(f"rl.rule_scope=batch ranks rollouts across the whole batch, which rl.rule={rule} does not (it "
+                     f"ranks within a group): set rl.rule to {' or '.join(BATCH_SCORES)} (CPPO's pruning), or "
+                     "rl.rule_scope=group")
+        if m >= n or algorithm in ("grpo", "grpo_ga"):
+            p.append(f"rl.rule_scope=batch prunes to m per prompt on average, but rl.m = rl.n = {n} keeps every "
+                     "rollout: set rl.m < rl.n (CPPO's pruning rate is 1 - m / n), or rl.rule_scope=group")
+        if allocation in RAGGED:
+            p.append(f"rl.rule_scope=batch ranks rows of one n, but rl.allocation={allocation} leaves prompts with "
+                     "unequal numbers of rollouts: set rl.rule_scope=group or rl.allocation=none")
     if allocation in RAGGED and round_n is not None and m > round_n:
         p.append(f"rl.allocation={allocation} keeps m of at least one round of round_n={round_n} rollouts: "
                  f"rl.m={m} must be <= round_n")

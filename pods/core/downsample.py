@@ -3,11 +3,14 @@
     idx = select(rewards, m, rule="max_variance")                 # rewards [G, n] -> idx [G, m]
     idx = select(rewards, m, "gfpo_length", lengths=L)            # a rule that needs lengths [G, n]
     idx = select_ragged(rewards, counts, m, "max_variance")       # row g: only its first counts[g] rollouts
+    idx = select_batch(rewards, m, "cppo")                        # G x m of the whole batch: [G, k], -1 pads
 
 Rows (prompt groups) are independent. `max_variance` is the paper's rule (Theorem 1: the k highest plus
 the m - k lowest rewards for some k); one sort (or two top-m selections) plus O(m) prefix sums per row,
 vectorised. `RULES` holds every rule, `NEEDS` the optional inputs (lengths, entropy) each one requires.
-Ties resolve deterministically (lowest index first). Papers and the code checked against: docs/rules.md.
+Ties resolve deterministically (lowest index first). A rule in BATCH_SCORES also ranks across the batch
+(rl.rule_scope=batch): the G x m best of all G x n, so groups keep unequal numbers (-1 pads the rows).
+Papers and the code checked against: docs/rules.md.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ Rule = Callable[..., torch.Tensor]  # (rewards [G, n], m, *, generator, lengths,
 RULES: dict[str, Rule] = {}
 NEEDS: dict[str, tuple[str, ...]] = {}  # rule -> the optional inputs it cannot do without
 BALANCED_THRESHOLD = 0.7  # `balanced`: reward > this counts as correct (Reinforce-Ada's positive_threshold)
+SCOPES = ("group", "batch")  # rl.rule_scope: a rule keeps m of each group, or G x m of the whole batch
+BATCH_SCORES: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {}  # rule -> score [G, n] ranked across the batch
 
 
 rule = registrar(RULES, NEEDS)  # @rule("cppo") where a rule is implemented; @rule("x", needs=("lengths",))
@@ -119,6 +124,17 @@ def cppo(rewards: torch.Tensor, m: int, **_) -> torch.Tensor:
     return _first_m((r - r.mean(dim=1, keepdim=True)).abs(), m)  # |A| ranks as |r - mean|: std is one per row
 
 
+def cppo_abs_advantage(rewards: torch.Tensor, eps: float = 1e-4) -> torch.Tensor:
+    """[G, n] -> [G, n]: |A| = |r - group mean| / (group std + eps), CPPO's pruning score across groups (their GRPO
+    trainer's eps 1e-4, sample std; a group of equal rewards scores 0)."""
+    r = rewards.float()
+    sd = r.std(dim=1, keepdim=True) if r.shape[1] > 1 else torch.zeros_like(r[:, :1])
+    return ((r - r.mean(dim=1, keepdim=True)) / (sd + eps)).abs()
+
+
+BATCH_SCORES["cppo"] = cppo_abs_advantage
+
+
 @rule("gfpo_length", needs=("lengths",))
 def gfpo_length(rewards: torch.Tensor, m: int, *, lengths: torch.Tensor, **_) -> torch.Tensor:
     """[G, n] -> [G, m]: the m shortest completions (GFPO, arXiv 2508.09726)."""
@@ -147,6 +163,25 @@ def balanced(rewards: torch.Tensor, m: int, **_) -> torch.Tensor:
     rank_neg = (~pos).cumsum(1) - 1
     kept = torch.where(pos, rank_pos < take_pos, rank_neg < take_neg)  # [G, n], m per row
     return torch.sort((~kept).to(torch.int8), dim=1, stable=True)[1][:, :m]
+
+
+def select_batch(rewards: torch.Tensor, m: int, rule: str = "cppo") -> torch.Tensor:
+    """[G, n] -> idx [G, k]: the G x m rollouts of the whole batch with the highest BATCH_SCORES[rule] (ties: the
+    first in group-major order), each row's in index order, padded with -1 to the row that keeps most (k)."""
+    if rule not in BATCH_SCORES:
+        raise ValueError(f"rollout rule {rule!r} ranks within each group only; batch scope: {', '.join(BATCH_SCORES)}")
+    r, _ = _as_rows(rewards, "rewards")
+    G, n = r.shape
+    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= n:
+        raise ValueError(f"m (rollouts kept per prompt on average) must be an integer in 1..n={n}, got {m!r}")
+    order = torch.sort(BATCH_SCORES[rule](r).flatten(), descending=True, stable=True)[1][:G * m]  # [G * m]
+    kept = torch.zeros(G * n, dtype=torch.bool, device=r.device)
+    kept[order] = True
+    kept = kept.view(G, n)
+    k = max(int(kept.sum(dim=1).max()), 1) if G else 1
+    j = torch.arange(n, device=r.device).expand(G, n)
+    first = torch.sort(torch.where(kept, j, j + n), dim=1)[0][:, :k]  # kept indices first, ascending
+    return torch.where(first < n, first, torch.full_like(first, -1))
 
 
 def get_rule(name: str) -> Rule:

@@ -54,6 +54,8 @@ def lab_problems(rl) -> list[str]:
             p.append(f"rl.{key}={dict(rl[key])} is given but rl.{default}=none: set rl.{default}, or drop the options")
     if not (isinstance(rl.prompt_pool, int) and rl.prompt_pool >= 1):
         p.append(f"rl.prompt_pool must be an integer >= 1, got {rl.prompt_pool!r}")
+    else:
+        p += _pool(rl)
     q = rl.token_mask_quantile
     if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 < q <= 1:
         p.append(f"rl.token_mask_quantile must be a number in (0, 1] (the share of tokens kept), got {q!r}")
@@ -66,8 +68,26 @@ def lab_problems(rl) -> list[str]:
     opts = dict(rl.allocation_options or {})
     p += combination_problems(rule=rl.rule, m=m, n=n, algorithm=_algorithm(rl), prompt_rule=rl.prompt_rule,
                               allocation=rl.allocation, token_mask=rl.token_mask, m_schedule=rl.m_schedule,
-                              round_n=opts.get("round_n"))
+                              round_n=opts.get("round_n"), rule_scope=getattr(rl, "rule_scope", "group"))
     return p
+
+
+def _pool(rl) -> list[str]:
+    """rl.prompt_pool acts only for a selector (it picks B of pool x B candidates), and a selector needs a pool."""
+    pool, name = rl.prompt_pool, rl.prompt_rule
+    cls, base = PROMPT_RULES[name], PROMPT_RULES["none"]
+    if cls.selects and pool < 2:
+        return [f"rl.prompt_rule={name} picks rl.prompts_per_step prompts of the rl.prompt_pool x "
+                f"rl.prompts_per_step candidates it is offered; with rl.prompt_pool={pool} it is offered exactly "
+                f"those it must pick and chooses nothing: set rl.prompt_pool >= 2 (MoPPS's scripts offer 16x the batch "
+                "for MATH, 8x for Countdown and Geometry3K; docs/rules.md)"]
+    if not cls.selects and pool > 1:
+        does = ("takes the prompts in stream order" if cls is base else
+                "filters the step's groups after generation" if cls.choose is base.choose else
+                "walks the stream, skipping the prompts it rules out")
+        return [f"rl.prompt_pool={pool} offers a selector more candidates than it picks, but rl.prompt_rule={name} "
+                f"{does}, so the pool changes nothing: set rl.prompt_pool=1, or a selector (mopps)"]
+    return []
 
 
 def _algorithm(rl) -> str:

@@ -7,8 +7,8 @@
     keep = rule.keep(rewards)                                # [G, n] -> [G] bool, after generation (group filter)
     state = rule.state_dict(); rule.load_state_dict(state)   # plain tensors and numbers: the checkpoint's
 
-Contract: `choose` returns ascending positions into `candidates` (filters: the first k not skipped; selectors:
-exactly min(k, C)); all its randomness comes from `generator`, so the same history and generator state give
+Contract: `choose` returns ascending positions into `candidates` (filters: the first k not skipped; selectors
+(`selects`): exactly min(k, C), so they need a pool of more than k to choose from); all its randomness comes from `generator`, so the same history and generator state give
 the same choice (kill -9 and resume). `update` is called once per step with every group generated that step.
 `keep` filters the step's generated groups (RAGEN's SNR filter acts there). Papers and code: docs/rules.md.
 """
@@ -41,6 +41,7 @@ class PromptRule:
     """Every candidate, in order (today's behaviour); no history. Subclasses override what they change."""
 
     version = 1
+    selects = False  # True: `choose` picks k of a larger pool (rl.prompt_pool >= 2); False: it walks the stream
 
     def __init__(self, num_prompts: int):
         if isinstance(num_prompts, bool) or not isinstance(num_prompts, int) or num_prompts < 1:
@@ -124,21 +125,27 @@ class Band(PromptRule):
 
 @prompt_rule("greso")
 class Greso(PromptRule):
-    """GRESO (arXiv 2506.02177): skip a prompt with probability 1 - max(p^k, 0.01), k = its streak of
-    consecutive all-correct (p_easy) or all-wrong (p_hard) groups; p_easy / p_hard move 0.01 per step toward
-    target/3 all-correct and 2*target/3 all-wrong groups among those generated, within [min_p, max_p]."""
+    """GRESO (arXiv 2506.02177): skip a prompt with probability 1 - max(p^k, 0.01), k = its streak of consecutive
+    easy (pass rate >= easy_at: p_easy) or hard (pass rate <= hard_at: p_hard) groups; p_easy / p_hard move 0.01 per
+    step toward target/3 all-correct and 2*target/3 all-wrong groups among those generated, within [min_p, max_p].
+    Their thresholds 0.98 / 0.11 are all correct / all wrong for n <= 9 (docs/rules.md)."""
 
     def __init__(self, num_prompts: int, p_easy: float = 0.5, p_hard: float = 0.5, target_zero_variance: float = 0.25,
-                 min_p: float = 0.05, max_p: float = 0.95, step: float = 0.01, floor: float = 0.01):
+                 min_p: float = 0.05, max_p: float = 0.95, step: float = 0.01, floor: float = 0.01,
+                 easy_at: float = 0.98, hard_at: float = 0.11):
         super().__init__(num_prompts)
         if not (0 < min_p <= max_p <= 1 and min_p <= p_easy <= max_p and min_p <= p_hard <= max_p):
             raise ValueError(f"greso needs 0 < min_p <= p_easy, p_hard <= max_p <= 1, got min_p={min_p}, "
                              f"p_easy={p_easy}, p_hard={p_hard}, max_p={max_p}")
+        if not 0 <= hard_at < easy_at <= 1:
+            raise ValueError(f"greso needs 0 <= hard_at < easy_at <= 1 (pass rates: at most hard_at is hard, at least "
+                             f"easy_at easy), got hard_at={hard_at}, easy_at={easy_at}")
         self.p_easy, self.p_hard = float(p_easy), float(p_hard)
+        self.easy_at, self.hard_at = float(easy_at), float(hard_at)
         self.target_easy, self.target_hard = target_zero_variance / 3, target_zero_variance * 2 / 3
         self.min_p, self.max_p, self.step, self.floor = float(min_p), float(max_p), float(step), float(floor)
-        self.easy = torch.zeros(num_prompts, dtype=torch.long)  # [P] consecutive all-correct groups, latest last
-        self.hard = torch.zeros(num_prompts, dtype=torch.long)  # [P] consecutive all-wrong groups
+        self.easy = torch.zeros(num_prompts, dtype=torch.long)  # [P] consecutive easy groups, latest last
+        self.hard = torch.zeros(num_prompts, dtype=torch.long)  # [P] consecutive hard groups
         self.seen = torch.zeros(num_prompts, dtype=torch.bool)
 
     def skip_probability(self, prompts: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -155,11 +162,12 @@ class Greso(PromptRule):
     def update(self, prompts, correct, epoch=None):
         prompts, rate = self._pass_rates(prompts, correct)
         had_history = bool(self.seen[prompts].any())
-        all_right, all_wrong = rate >= 1.0, rate <= 0.0  # [B]
+        easy, hard = rate >= self.easy_at, rate <= self.hard_at  # [B] the skip tests' streaks (their thresholds)
+        all_right, all_wrong = rate >= 1.0, rate <= 0.0  # [B] the adaptation's counts (theirs: all 1 / all 0.1)
         for b in range(len(prompts)):  # in order: a prompt drawn twice in a step extends its streak twice
             i = prompts[b]
-            self.easy[i] = self.easy[i] + 1 if all_right[b] else 0
-            self.hard[i] = self.hard[i] + 1 if all_wrong[b] else 0
+            self.easy[i] = self.easy[i] + 1 if easy[b] else 0
+            self.hard[i] = self.hard[i] + 1 if hard[b] else 0
         self.seen[prompts] = True
         if (epoch > 0) if epoch is not None else had_history:  # GRESO adapts from the second epoch on
             move = lambda p, ratio, target: (max(p - self.step, self.min_p) if ratio >= target  # noqa: E731
@@ -182,6 +190,7 @@ class MoPPS(PromptRule):
     rate per candidate and keep the k closest to `target` (their `topk` strategy). update: alpha <- decay *
     alpha + (1 - decay) * prior + pass_rate * n (beta: the failures)."""
 
+    selects = True
     def __init__(self, num_prompts: int, target: float = 0.5, prior_alpha: float = 1.0, prior_beta: float = 1.0,
                  decay: float = 1.0):
         super().__init__(num_prompts)

@@ -58,18 +58,19 @@ class Rollouts:
         return lengths.view(self.num_groups, self.n)
 
     def select(self, idx: torch.Tensor) -> "Rollouts":
-        """Keep, per group, the completions at `idx` [G, m] (indices into each group's n)."""
+        """Keep, per group, the completions at `idx` [G, m] (indices into each group's n). Entries -1 keep nothing
+        (a batch-level rule's rows of unequal length): then each kept completion is its own group (n = 1), in order."""
         if idx.dim() != 2 or idx.shape[0] != self.num_groups:
             raise ValueError(f"select: idx must be [G={self.num_groups}, m], got {tuple(idx.shape)}")
-        if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= self.n):
-            raise ValueError(f"select: indices must lie in [0, {self.n}), got {idx.min()}..{idx.max()}")
-        m = idx.shape[1]
-        flat = (idx + torch.arange(self.num_groups).unsqueeze(1) * self.n).reshape(-1).tolist()
+        if idx.numel() and (int(idx.min()) < -1 or int(idx.max()) >= self.n):
+            raise ValueError(f"select: indices must lie in [0, {self.n}) or be -1, got {idx.min()}..{idx.max()}")
+        m, ragged = idx.shape[1], bool((idx < 0).any())
+        flat = (idx + torch.arange(self.num_groups).unsqueeze(1) * self.n)[idx >= 0].tolist()  # row-major
         return Rollouts(
-            prompt_ids=self.prompt_ids,
+            prompt_ids=[self.prompt_ids[i // self.n] for i in flat] if ragged else self.prompt_ids,
             completion_ids=[self.completion_ids[i] for i in flat],
             texts=[self.texts[i] for i in flat],
-            n=m,
+            n=1 if ragged else m,
             finish_reasons=[self.finish_reasons[i] for i in flat],
         )
 

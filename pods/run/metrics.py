@@ -230,14 +230,14 @@ def _group_stats(prefix: str, total: torch.Tensor, per_fn: dict, acc: torch.Tens
 
 
 def step_metrics(rollouts, total, per_fn, correct, kept_idx, stats, grad_norm, counts=None) -> dict:
-    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k];
+    """Metrics of one step: total [G, n], per_fn {name: [G, n]}, correct [G, n] bool, kept_idx [G, k] (-1: none);
     counts [G]: rollouts per group when an allocation rule made them unequal (padding past them is left out)."""
     lengths = rollouts.completion_lengths()  # [G, n]
     drawn = None if counts is None else torch.arange(total.shape[1]).unsqueeze(0) < counts.unsqueeze(1)  # [G, n]
     row = _group_stats("reward", total, per_fn, correct, lengths, drawn)
-    row.update(_group_stats("reward_kept", total.gather(1, kept_idx),
-                            {k: v.gather(1, kept_idx) for k, v in per_fn.items()},
-                            correct.gather(1, kept_idx), lengths.gather(1, kept_idx)))
+    at, kept = kept_idx.clamp(min=0), kept_idx >= 0  # -1: a batch-level rule's rows keep fewer
+    row.update(_group_stats("reward_kept", total.gather(1, at), {k: v.gather(1, at) for k, v in per_fn.items()},
+                            correct.gather(1, at), lengths.gather(1, at), None if bool(kept.all()) else kept))
     row["completion_length/max"] = float(lengths.max()) if lengths.numel() else math.nan  # nan: no group trained
     finished = [r for j, r in enumerate(rollouts.finish_reasons) if drawn is None or drawn.view(-1)[j]]
     row["frac_truncated"] = sum(r == "length" for r in finished) / len(finished) if finished else math.nan

@@ -28,6 +28,7 @@ from pods.cli import doing
 from pods.config import algorithm
 from pods.config import run_dir as get_run_dir
 from pods.config.checks import validate
+from pods.core.ledger_writer import check_resume
 from pods.errors import ConfigError
 from pods.io import atomic_write_text
 from pods.run import budget
@@ -139,6 +140,7 @@ def start(cfg, run_cfg, rdir: Path, examples) -> Ready:
         raise ConfigError(f"{rdir} already holds checkpoints and resume=false; set resume=true to continue it, "
                           f"or choose another run_name=NAME (or move {rdir} aside) to start over")
     verified = ckpt.check_resumable(rdir)  # a run whose every checkpoint is damaged stops before a model loads
+    check_ledger(cfg, rdir, verified)  # so does a damaged or foreign rollout ledger
 
     seed_everything(cfg.seed)  # LoRA initialisation
     with doing(f"loading the model {run_cfg.model.name} ({cfg.backend.name} backend)"):
@@ -162,6 +164,29 @@ def start(cfg, run_cfg, rdir: Path, examples) -> Ready:
                  prompts=prompts, answers=answers, cols=cols, reward=rewards.combined(cfg.dataset.rewards),
                  accuracy=cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"], optimizer=optimizer,
                  scheduler=scheduler, gens=gens, resumed=None if resume_from is None else (resume_from, state))
+
+
+def ledger_meta(cfg, algorithm: str, accuracy: str, num_prompts: int | None = None) -> dict:
+    """The run's settings a replay of its ledger needs (ledger/_ledger.json); num_prompts once the prompts load."""
+    rl = cfg.rl
+    keys = ("n", "m", "rule", "rule_scope", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation",
+            "allocation_budget", "token_mask", "m_schedule", "scale_rewards", "advantage_std", "advantage_over",
+            "dynamic_sampling")
+    return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
+            "allocation_options": dict(rl.allocation_options or {}), "algorithm": algorithm, "seed": cfg.seed,
+            "accuracy_reward": accuracy, "rewards": [r["name"] for r in cfg.dataset.rewards],
+            **({"num_prompts": num_prompts} if num_prompts is not None else {})}
+
+
+def check_ledger(cfg, rdir: Path, verified: dict[Path, list[str]]) -> None:
+    """A resume's rollout ledger read back against the run and its newest intact checkpoint, before a model
+    loads: CheckpointError naming the file (pods.core.ledger_writer.check_resume; the writer checks again)."""
+    newest = [path for path, problems in verified.items() if not problems]
+    if not cfg.logging.ledger or not newest:
+        return
+    state = ckpt.read_state(newest[0])
+    accuracy = cfg.dataset.accuracy_reward or cfg.dataset.rewards[0]["name"]
+    check_resume(rdir, ledger_meta(cfg, algorithm(cfg), accuracy), state["step"], state.get("ledger_id"))
 
 
 def _say_resumed(rdir: Path, resume_from: Path, state: dict, rl) -> None:

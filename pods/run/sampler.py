@@ -85,7 +85,7 @@ class StepSampler(Sampler):
         ready = self.ready
         with self.timers("selection"):
             return keep(rnd.total, ready.algorithm, self.m, ready.cfg.rl.rule, generator=ready.gens["select"],
-                        lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts)
+                        lengths=rnd.rollouts.completion_lengths(), counts=rnd.counts, scope=ready.cfg.rl.rule_scope)
 
     def allocation(self, budget: int | None):
         return self.lab.allocation(self.m, budget)

@@ -25,14 +25,14 @@ from pods.core.algorithms import plan_update
 from pods.core.collect import Batch, RoundsStopped, ShortBatchError, collect, generated, subset
 from pods.core.cost import cost_metrics
 from pods.core.lab import LAB_FILE, Lab
-from pods.core.ledger_writer import Ledger, step_rows
+from pods.core.ledger_writer import Ledger, step_rows, switch_off
 from pods.core.losses import policy_loss, runs_reference
 from pods.errors import RewardError
 from pods.run import budget
 from pods.run import checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
 from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
-from pods.run.prepare import Ready, prepare
+from pods.run.prepare import Ready, ledger_meta, prepare
 from pods.run.sampler import StepSampler
 from pods.run.samples import SampleLog
 
@@ -163,7 +163,7 @@ class Books:
         self.streak = NonFiniteStreak(rl.max_nonfinite_steps, run.nonfinite)
         self.stop = StopSignals()  # SIGTERM / SIGHUP / Ctrl-C: finish the step, checkpoint it, raise Interrupted
         self.warned_short = False  # dynamic sampling's first short batch of this process prints a warning
-        self.ledger = Ledger(ready.run_dir, ledger_meta(ready), resume_step=run.step) if lg.ledger else None
+        self.ledger = open_ledger(ready, run.step)
 
     def close(self) -> None:
         self.stop.restore()
@@ -173,15 +173,15 @@ class Books:
             self.ledger.close()
 
 
-def ledger_meta(ready: Ready) -> dict:
-    """The run's settings a replay of its ledger needs (ledger/_ledger.json)."""
-    cfg, rl = ready.cfg, ready.cfg.rl
-    keys = ("n", "m", "rule", "prompts_per_step", "prompt_rule", "prompt_pool", "allocation", "allocation_budget",
-            "token_mask", "m_schedule", "scale_rewards", "advantage_std", "dynamic_sampling")
-    return {**{k: rl[k] for k in keys}, "prompt_rule_options": dict(rl.prompt_rule_options or {}),
-            "allocation_options": dict(rl.allocation_options or {}),
-            "algorithm": ready.algorithm, "seed": cfg.seed, "accuracy_reward": ready.accuracy,
-            "rewards": [r["name"] for r in cfg.dataset.rewards], "num_prompts": len(ready.prompts)}
+def open_ledger(ready: Ready, step: int) -> Ledger | None:
+    """The rollout ledger resumed at `step` (read back against the run and the id its checkpoint recorded), or
+    None under logging.ledger=false (an existing ledger's index then records the steps as not recorded)."""
+    if not ready.cfg.logging.ledger:
+        switch_off(ready.run_dir, step)
+        return None
+    state = ready.resumed[1] if ready.resumed is not None else {}
+    meta = ledger_meta(ready.cfg, ready.algorithm, ready.accuracy, len(ready.prompts))
+    return Ledger(ready.run_dir, meta, resume_step=step, ledger_id=state.get("ledger_id"))
 
 
 def start_lab(ready: Ready) -> Lab:
@@ -225,10 +225,10 @@ def train_step(ready: Ready, *, run: RunState, books: Books, sampler: StepSample
         books.warned_short = _warn_short(batch, rl.prompts_per_step, rl)
     with timers("selection"):  # idx [G, k], adv [G, k]
         idx, adv = plan_update(batch.total, ready.algorithm, m, rl.rule, scale=rl.scale_rewards,
-                               std=rl.advantage_std, kept=batch.idx)
+                               std=rl.advantage_std, kept=batch.idx, over=rl.advantage_over)
     run.updating = True  # from here on the step in progress changes the weights
     with timers("update"):
-        stats, grad_norm, lr, skipped = optimize(ready, kept=batch.rollouts.select(idx), adv=adv.reshape(-1),
+        stats, grad_norm, lr, skipped = optimize(ready, kept=batch.rollouts.select(idx), adv=adv[idx >= 0],
                                                  elapsed=run.elapsed, timers=timers, lab=run.lab,
                                                  entropy=books.ledger is not None)
     if not books.stop.requested:  # stopping after this step; a signal may have ended the engine process too
@@ -277,9 +277,10 @@ def record(books: Books, *, step: int, batch: Batch, accuracy: str, entropy) -> 
     """The step's rows into the rollout ledger (when it is on): every group generated, the prompts skipped."""
     if books.ledger is not None:
         with books.timers("ledger"):
-            k = batch.idx.shape[1]
-            books.ledger.record(step, step_rows(step, batch, accuracy=accuracy,
-                                                entropy=None if entropy is None else entropy.view(-1, k)))
+            ent = None if entropy is None else torch.full(batch.idx.shape, float("nan"))  # [G, k] at batch.idx
+            if ent is not None:
+                ent[batch.idx >= 0] = entropy.float().cpu()  # -1: a batch-level rule's row keeps fewer
+            books.ledger.record(step, step_rows(step, batch, accuracy=accuracy, entropy=ent))
 
 
 def optimize(ready: Ready, *, kept, adv, elapsed: float, timers, lab=None,
@@ -318,7 +319,7 @@ def metrics_row(ready: Ready, *, run: RunState, batch: Batch, idx, stats, grad_n
             "groups_trained": rollouts.num_groups, "groups_informative": batch.informative,
             "short_batch": batch.short,
             **cost_metrics(generated=[rnd.rollouts.completion_lengths()[rnd.drawn()] for rnd, _, _ in batch.seen],
-                           trained_tokens=stats["trained_tokens"], rollouts_trained=idx.numel(),
+                           trained_tokens=stats["trained_tokens"], rollouts_trained=int((idx >= 0).sum()),
                            prompts_skipped=sum(len(rnd.skipped) for rnd, _, _ in batch.seen), rounds=batch.rounds,
                            batches=batches, tokens_updated=sum(len(p) + len(c) for p, c in
                                                                zip(kept.flat_prompt_ids(), kept.completion_ids)),
@@ -335,7 +336,8 @@ def save(ready: Ready, *, run: RunState, timers, nonfinite: int, rng=None, ledge
         lab = run.lab_before if rng is not None else run.lab.state_dict()
         run.checkpoint = ckpt.save(ready.run_dir, run.step,
                                    {"elapsed_seconds": run.elapsed, "data_position": run.position,
-                                    "algorithm": ready.algorithm, "metrics": run.row, "nonfinite_streak": nonfinite},
+                                    "algorithm": ready.algorithm, "metrics": run.row, "nonfinite_streak": nonfinite,
+                                    **({"ledger_id": ledger.id} if ledger is not None else {})},
                                    ready.policy, ready.optimizer, ready.scheduler, ready.gens, rng=rng,
                                    extra={LAB_FILE: lab} if lab else None)
     run.saved = (run.step, run.elapsed)

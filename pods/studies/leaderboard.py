@@ -7,15 +7,17 @@
 
 Contract: every arm of a tier runs on the same token budget (rl.token_budget, rl.token_budget_weight = the tier's
 w), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
-same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm whose `needs` key is
-refused by the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused
-arm is a ConfigError. docs/leaderboard.md.
+same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm that sets a key the tier
+sets for every arm is a ConfigError (the tier would override it silently). An arm whose `needs` key is refused by
+the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused arm is a
+ConfigError. docs/leaderboard.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +34,10 @@ class Arm:
     label: str  # the table's name
     overrides: tuple[str, ...]  # train.py overrides on top of the tier's
     needs: str | None = None  # a config key this arm uses that a build may not wire yet (then: unavailable)
+    prompts_factor: int = 1  # prompts per step: this many times the tier's (CPPO's allocation draws B / (1 - P))
 
 
-ARMS = {  # the lab's names (docs/rules.md); m = 16 trained rollouts per prompt everywhere
+ARMS = {  # the lab's names (docs/rules.md); the published setting each reproduces: docs/leaderboard.md
     "grpo": Arm("GRPO 16/16", ("rl.n=16", "rl.m=16", "rl.rule=none")),
     "grpo-ds": Arm("GRPO 16/16 + DS", ("rl.n=16", "rl.m=16", "rl.rule=none", "rl.dynamic_sampling=true")),
     "pods": Arm("PODS 64->16", ("rl.n=64", "rl.m=16", "rl.rule=max_variance")),
@@ -42,10 +45,13 @@ ARMS = {  # the lab's names (docs/rules.md); m = 16 trained rollouts per prompt 
     "random": Arm("random 64->16 (control)", ("rl.n=64", "rl.m=16", "rl.rule=random")),
     "greso": Arm("GRESO (GRPO 16/16 + DS)", ("rl.n=16", "rl.m=16", "rl.rule=none", "rl.dynamic_sampling=true",
                                              "rl.prompt_rule=greso")),
-    "cppo": Arm("CPPO 64->16", ("rl.n=64", "rl.m=16", "rl.rule=cppo")),
-    "reinforce-ada": Arm("Reinforce-Ada (ada, balanced 16 of <= 64)",
+    # CPPO's GSM8K recipe: G = 16, pruning rate 1/2 over the whole batch, 2 x the prompts (trained: B x 16, as GRPO)
+    "cppo": Arm("CPPO 16, half pruned over 2x the prompts", ("rl.n=16", "rl.m=8", "rl.rule=cppo", "rl.rule_scope=batch",
+                                                             "rl.advantage_over=drawn"), prompts_factor=2),
+    "reinforce-ada": Arm("Reinforce-Ada (ada, balanced 16 of <= 64, global mean)",
                          ("rl.n=64", "rl.m=16", "rl.rule=balanced", "rl.allocation=ada",
-                          "rl.allocation_options={round_n: 16}"), needs="rl.allocation"),
+                          "rl.allocation_options={round_n: 16}", "rl.advantage_over=drawn", "rl.scale_rewards=none"),
+                         needs="rl.allocation"),
     "gfpo": Arm("GFPO length 64->16", ("rl.n=64", "rl.m=16", "rl.rule=gfpo_length")),
 }
 BASELINE = "grpo"
@@ -117,12 +123,43 @@ def train_overrides(tier: Tier, arm: Arm, seed: int, runs_dir: Path | None, mode
     """train.py's overrides for one arm x seed: the tier, the arm, the budget, the seed, the shared warm start."""
     start = [f"model.name={model_dir}", "warmstart=null"] if model_dir is not None else []
     out = [f"output_root={runs_dir}"] if runs_dir is not None else []
-    return [*tier.overrides, *arm.overrides, *budget_overrides(tier), f"seed={seed}", "logging.samples_every=0",
-            "logging.progress=false", "evaluation=null", *start, *out, f"run_name={run_name}"]
+    return [*tier.overrides, *arm_overrides(tier, arm), *budget_overrides(tier), f"seed={seed}",
+            "logging.samples_every=0", "logging.progress=false", "evaluation=null", *start, *out, f"run_name={run_name}"]
+
+
+def arm_overrides(tier: Tier, arm: Arm) -> list[str]:
+    """The arm's own overrides on the tier: its list, and its prompts per step where it draws more than the tier's."""
+    more = [f"rl.prompts_per_step={arm.prompts_factor * tier_prompts(tier)}"] if arm.prompts_factor != 1 else []
+    return [*arm.overrides, *more]
+
+
+@functools.lru_cache(maxsize=None)
+def tier_prompts(tier: Tier) -> int:
+    """B, the prompts per step of the tier's runs (its composed config)."""
+    return int(compose(list(tier.overrides)).rl.prompts_per_step)
+
+
+def _key(override: str) -> str:
+    """The key an override sets: `key=v`, `+key=v`, `~key`."""
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def tier_keys(tier: Tier) -> dict[str, str]:
+    """{key: override} of what the tier sets for every arm (its overrides, budget, seed, logging, start, output)."""
+    return {_key(o): o for o in train_overrides(tier, Arm("", ()), 0, Path("runs"), Path("model"), "run")}
 
 
 def arm_config(tier: Tier, arm: Arm, name: str):
     """The arm's composed config, checked as train.py checks it (ConfigError naming the arm)."""
+    fixed = tier_keys(tier)
+    if arm.prompts_factor != 1:  # the arm's own batch: it may not set it too
+        fixed["rl.prompts_per_step"] = f"rl.prompts_per_step={arm.prompts_factor * tier_prompts(tier)}"
+    clash = [o for o in arm.overrides if _key(o) in fixed]
+    if clash:
+        raise ConfigError(f"arm {name}: {' '.join(clash)} sets what the {tier.name} tier sets for every arm "
+                          f"({' '.join(fixed[_key(o)] for o in clash)}), which would override it without a word: the "
+                          "arms are compared on one budget, seeds, data and evaluation. Drop it from the arm (the "
+                          "budget: --budget, --points, --weight; seeds: --seeds)")
     try:
         cfg = compose(train_overrides(tier, arm, 0, None, None, name))
     except Exception as err:  # Hydra's composition errors: an unknown key or group option

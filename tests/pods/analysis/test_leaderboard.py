@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from pods.analysis.leaderboard import budget_grid, draw, markdown, reach_ratio, summarize
+from pods.analysis.leaderboard import budget_grid, draw, markdown, reach_ratio, reach_ratios, summarize
 from pods.analysis.loaders import load_paper_file
+from pods.analysis.paired import paired_bootstrap
 from pods.analysis.traces import grid_values, metrics_rows, read_trace, write_authors_layout, zero_signal
 from pods.commands.speedup import main as speedup_main
 from pods.core import ledger as fmt
@@ -72,6 +73,19 @@ def test_zero_signal_shares_come_from_the_ledger(tmp_path):
     assert zero_signal(tmp_path) == {"generated": pytest.approx(1 / 3), "trained": pytest.approx(1.0)}
 
 
+def test_zero_signal_with_drawn_statistics_and_groups_that_kept_none(tmp_path):
+    # rl.advantage_over=drawn (CPPO's recipe, Reinforce-Ada): kept rewards all equal still carry a gradient when the
+    # group's drawn rewards differ; a group CPPO's batch pruning left with no rollout carries none
+    led = Ledger(tmp_path, {"n": 4, "m": 2, "advantage_over": "drawn"})
+    total = torch.tensor([[1.0, 1, 1, 1], [0, 1, 0, 1], [0, 0, 1, 1]])
+    led.record(1, fmt.group_rows(step=1, round_=0, prompts=[0, 1, 2], status=["trained"] * 3, total=total,
+                                 per_fn={"exact": total}, accuracy=total, lengths=torch.ones(3, 4, dtype=torch.long),
+                                 kept=[torch.tensor([0, 1]), torch.tensor([1, 3]), torch.zeros(0, dtype=torch.long)],
+                                 group=[0, 1, 2]))
+    led.close()
+    assert zero_signal(tmp_path) == {"generated": pytest.approx(1 / 3), "trained": pytest.approx(2 / 3)}
+
+
 def arms(tmp_path, seeds=4):
     """grpo reaches 0.4 at the budget; pods twice as fast per budget (0.4 at half of it), random like grpo."""
     out, rng = {}, np.random.default_rng(5)
@@ -114,6 +128,23 @@ def test_reach_ratio_is_zero_when_never_reached():
     assert reach_ratio(grid, base - 0.05, base) == 0.0 and reach_ratio(grid, base, base) == pytest.approx(1.0)
 
 
+def test_grpo_reaches_its_own_final_with_ten_seeds():
+    # Ten seeds of rising curves on which the mean of the seeds' finals exceeds the seed-mean curve's last point in
+    # the last bit (numpy sums 10 rows pairwise): the target used to come from the one and the crossing from the
+    # other, so GRPO "never reached" its own final (ratio 0.0 against itself, None for any arm).
+    grid = budget_grid(1.2e6, 10)
+    base = np.cumsum(np.random.default_rng(9).uniform(0, 0.02, (10, 11)), 1)  # [S, K]
+    assert base[:, -1].mean() > base.mean(0)[-1]  # the data set that failed
+    assert reach_ratio(grid, base, base) == 1.0
+    assert reach_ratio(grid, base + 0.001, base) > 1.0
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # and every ten-seed baseline reaches its own final, at 1.00x
+        b = np.cumsum(rng.uniform(0, 0.02, (10, 11)), 1)
+        assert reach_ratio(grid, b, b) == 1.0
+    many = np.stack([base, base + 0.001, base - 1.0])  # [3, S, K]: the batched form agrees
+    assert reach_ratios(grid, many, np.stack([base] * 3)).tolist() == [1.0, reach_ratio(grid, base + 0.001, base), 0.0]
+
+
 def test_the_authors_layout_is_read_by_the_paper_loader_and_pods_speedup(tmp_path, capsys):
     dirs = arms(tmp_path / "runs", seeds=2)
     res = tmp_path / "results"
@@ -132,3 +163,45 @@ def test_the_authors_layout_is_read_by_the_paper_loader_and_pods_speedup(tmp_pat
     assert code == 0
     row = json.loads(capsys.readouterr().out)[0]
     assert row["speedup_exact"] == pytest.approx(3.0)  # checkpoint i = budget point i: 3 budget points vs 1
+
+
+# --- the budget ratio's interval, by simulation (docs/leaderboard.md "The statistics") ---
+UNIT = np.linspace(0.0, 1.0, 11)  # a budget of 1 in 10 points, as the CPU tier
+
+
+def learning_curves(rng, seeds, ratio, *, concavity=1.0, shared=0.003, run=0.004, evaluation=0.005):
+    """One simulated data set, arm and GRPO [S, 11]: GRPO rises from 4.2 % to 13.0 % (the CPU tier's sampled pass@1)
+    along 1 - exp(-k x); the arm is the same curve run `ratio` times as fast, so it reaches GRPO's final at
+    1 / ratio of the budget (the true budget ratio). Noise: a seed effect both arms share (sd `shared` at the end,
+    growing with progress), each run's own random walk (sd `run` at the end) and the evaluation's noise at every
+    budget point (sd `evaluation`); the three give finals of sd 0.7 points, as the CPU tier's ten seeds."""
+    shape = lambda x: (1 - np.exp(-concavity * x)) / (1 - np.exp(-concavity))  # noqa: E731
+    seed_effect = rng.normal(0, shared, (seeds, 1)) * shape(UNIT)
+
+    def one(x):
+        walk = np.cumsum(rng.normal(0, run / np.sqrt(10), (seeds, 11)), 1)
+        walk[:, 0] = 0
+        return 0.042 + 0.088 * shape(x) + seed_effect + walk + rng.normal(0, evaluation, (seeds, 11)) * (UNIT > 0)
+    return one(UNIT * ratio), one(UNIT)
+
+
+def ratio_coverage(seeds, data_sets, *, ratio=1.5, seed=0):
+    """Share of simulated data sets whose reported budget ratio interval (as summarize builds it) holds the truth."""
+    rng, hits, reported = np.random.default_rng(seed), 0, 0
+    for _ in range(data_sets):
+        arm, base = learning_curves(rng, seeds, ratio)
+        r = paired_bootstrap(lambda x, y: reach_ratios(UNIT, x, y), arm, base)
+        if r["estimate"]:  # reached within the budget: the table gives the ratio with this interval
+            reported += 1
+            hits += r["ci95"] is not None and r["ci95"][0] <= ratio <= r["ci95"][1]
+    return hits / reported
+
+
+def test_the_budget_ratio_interval_covers_by_simulation_quick():
+    assert 0.90 <= ratio_coverage(5, 300) <= 0.99  # 2,000 data sets at 5 and 10 seeds: the slow test below
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seeds", [5, 10])
+def test_the_budget_ratio_interval_covers_93_to_97_percent_by_simulation(seeds):
+    assert 0.93 <= ratio_coverage(seeds, 2000, seed=seeds) <= 0.97  # Monte Carlo se ~0.5 points

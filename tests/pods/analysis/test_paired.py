@@ -1,10 +1,10 @@
-"""pods.analysis.paired: the paired t interval over seeds, its coverage shown by simulation."""
+"""pods.analysis.paired: the paired t interval and the paired bootstrap over seeds, their coverage shown by simulation."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from pods.analysis.paired import paired_difference, paired_interval, separable
+from pods.analysis.paired import expanded_level, paired_bootstrap, paired_difference, paired_interval, separable
 
 
 def seeds(rng, s, effect, shared_sd=0.02):
@@ -96,3 +96,45 @@ def test_a_ratio_interval_is_clipped_at_its_floor():
     wide = paired_interval(lambda v: float(v.mean()), x)
     assert wide["ci95"][0] < 0  # Student t with 2 degrees of freedom reaches below 0
     assert paired_interval(lambda v: float(v.mean()), x, low=0.0)["ci95"] == [0.0, wide["ci95"][1]]
+
+
+def batched_mean_difference(x, y):
+    return x.mean(-1) - y.mean(-1)  # [R, S] -> [R]
+
+
+def test_the_expanded_percentile_is_as_wide_as_the_t_interval_for_a_mean():
+    assert expanded_level(5) == pytest.approx(0.998, abs=5e-4) and expanded_level(10) == pytest.approx(0.983, abs=5e-4)
+    assert expanded_level(10_000) == pytest.approx(0.95, abs=1e-3)  # many seeds: the plain percentile interval
+    rng = np.random.default_rng(3)
+    hits, widths, reps = 0, [], 1000
+    for _ in range(reps):
+        a, b = seeds(rng, 5, effect=0.01)
+        boot = paired_bootstrap(batched_mean_difference, a, b, seed=int(rng.integers(1 << 30)))
+        hits += boot["ci95"][0] <= 0.01 <= boot["ci95"][1]
+        t = paired_difference(a, b)["ci95"]
+        widths.append((boot["ci95"][1] - boot["ci95"][0]) / (t[1] - t[0]))
+    assert 0.92 <= hits / reps <= 0.975 and 0.8 < np.median(widths) < 1.1
+
+
+def test_the_bootstrap_resamples_the_seeds_of_every_array_together():
+    rng = np.random.default_rng(2)
+    a, b = seeds(rng, 10, effect=0.02, shared_sd=0.05)
+    paired = paired_bootstrap(batched_mean_difference, a, b)
+    unpaired = paired_bootstrap(batched_mean_difference, a, rng.permutation(b))
+    assert paired["estimate"] == pytest.approx(float(np.mean(a - b)))
+    assert paired["ci95"][1] - paired["ci95"][0] < 0.5 * (unpaired["ci95"][1] - unpaired["ci95"][0])
+    assert paired == paired_bootstrap(batched_mean_difference, a, b)  # a fixed seed: the same table every time
+
+
+def test_the_bootstrap_gives_no_interval_for_an_undefined_statistic():
+    nan_when_9_drawn = lambda x: np.where((x == 9).any(-1), np.nan, x.mean(-1))  # noqa: E731
+    assert paired_bootstrap(lambda x: np.full(len(x), np.nan), np.ones(5)) == {"estimate": None, "ci95": None,
+                                                                               "se": None}
+    ten = np.arange(1.0, 11.0)
+    assert paired_bootstrap(nan_when_9_drawn, ten)["ci95"] is None  # 9 drawn in 65 % of the resamples
+    rare = paired_bootstrap(lambda x: np.where((x == 9).sum(-1) > 2, np.nan, x.mean(-1)), ten)
+    assert rare["ci95"] is not None  # undefined in 7 %: the interval of the rest
+    out = paired_bootstrap(nan_when_9_drawn, np.array([9.0, 2, 3]))
+    assert out["estimate"] is None
+    with pytest.raises(ValueError, match="same seeds"):
+        paired_bootstrap(batched_mean_difference, np.ones(3), np.ones(4))

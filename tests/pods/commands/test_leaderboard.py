@@ -8,7 +8,15 @@ import pytest
 
 from pods.commands.leaderboard import main
 from pods.errors import ConfigError
-from pods.studies.leaderboard import ARMS, TIERS, budget_overrides, resolve_arms, train_overrides, trained
+from pods.studies.leaderboard import (
+    ARMS,
+    TIERS,
+    arm_overrides,
+    budget_overrides,
+    resolve_arms,
+    train_overrides,
+    trained,
+)
 
 
 def test_gpu_dry_run_prints_every_arms_plan_budget_and_memory_and_writes_nothing(tmp_path, capsys):
@@ -43,7 +51,8 @@ def test_every_arm_gets_the_same_budget_seed_and_warm_start():
     for a, cmd in cmds.items():
         assert all(s in cmd for s in shared), a
         assert [c for c in cmd if c not in shared and not c.startswith("run_name=") and c.startswith("rl.")
-                and c not in budget_overrides(tier)] == list(ARMS[a].overrides)
+                and c not in budget_overrides(tier)] == arm_overrides(tier, ARMS[a])
+    assert "rl.prompts_per_step=32" in cmds["cppo"]  # CPPO's recipe: twice the tier's 16 prompts
     assert "rl.token_budget_weight=1.7" in budget_overrides(tier) and "rl.save_tokens=120000" in budget_overrides(tier)
 
 

@@ -118,6 +118,8 @@ def test_yaml_has_a_comment_above_every_key():
      "trained model would be thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no"),
     (["rl.save_final=false", "rl.save_interval=3600", "rl.max_time=1800"], "rl.save_interval=3600 > rl.max_time=1800"),
     (["rl.save_strategy=false"], 'YAML reads an unquoted no/off as false: quote it, e.g. "no"'),
+    (["rl.token_budget_weight=2"], "rl.token_budget_weight=2 weighs the trained tokens of rl.token_budget and "
+                                   "rl.save_tokens, but both are null, so it would be ignored"),
 ])
 def test_bad_values_are_rejected_with_what_to_change(overrides, message):
     assert message in errors(compose(overrides), cuda=False)

@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from pods.core.advantages import group_advantages
+from pods.core.advantages import group_advantages, kept_advantages
+from pods.core.downsample import select_ragged
 
 
 def reference(rows, scale="group", eps=1e-4, unbiased=True):
@@ -111,3 +112,62 @@ def test_nan_rows_and_single_scored_rollouts_give_zero():
     adv = group_advantages(torch.tensor([[nan, nan], [1.0, nan]]))
     assert adv.tolist() == [[0.0, 0.0], [0.0, 0.0]]
     assert group_advantages(torch.tensor([[nan, 3.0]]), std="population").tolist() == [[0.0, 0.0]]
+
+
+# --- Reinforce-Ada's global statistics (RLHFlow/Reinforce-Ada @ 05be605 = 1197333 for verl/trainer/ppo/:
+# core_algos.py compute_grpo_outcome_advantage, _compute_with_global_stats; ray_trainer.py uid_full_stats) ---
+def reinforce_ada_advantage(drawn, kept, threshold=0.7, norm=False, eps=1e-6):
+    """Their advantage of one prompt's kept rollouts, written from reading: every rollout drawn over the rounds is
+    counted positive (reward > 0.7) or negative; mean = positives / drawn (0 and std 1 with <= 1 drawn), std of the
+    reconstructed 1/0 samples clamped at eps; score - mean, divided by std + eps when norm_adv_by_std_in_grpo
+    (their script sets global_stat_est=True, norm_adv_by_std_in_grpo=False)."""
+    pos = sum(r > threshold for r in drawn)
+    total = len(drawn)
+    if total <= 1:
+        mean, std = 0.0, 1.0
+    else:
+        samples = torch.cat([torch.ones(pos), torch.zeros(total - pos)])
+        mean, std = float(samples.mean()), float(torch.clamp(samples.std(), min=eps))
+    return [(r - mean) / (std + eps) if norm else r - mean for r in kept]
+
+
+def ada_batches(seed, prompts=2500, n=64, round_n=16, m=16):
+    """Rows as the ada allocation leaves them: counts of 16..64 drawn binary rewards (NaN past them), `balanced`
+    keeping m of each row's own."""
+    g = torch.Generator().manual_seed(seed)
+    counts = torch.randint(1, n // round_n + 1, (prompts,), generator=g) * round_n  # [G] 16, 32, 48 or 64
+    p = torch.rand(prompts, 1, generator=g)
+    rewards = (torch.rand(prompts, n, generator=g) < p).float()
+    rewards[torch.arange(n).unsqueeze(0) >= counts.unsqueeze(1)] = float("nan")  # not drawn
+    return rewards, select_ragged(rewards, counts, m, "balanced")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_drawn_statistics_without_std_equal_reinforce_adas_advantage_on_10000_prompts(seed):
+    rewards, idx = ada_batches(seed)  # 4 x 2,500 prompts
+    ours = kept_advantages(rewards, idx, over="drawn", scale="none")
+    for row, keep, got in zip(rewards.tolist(), idx.tolist(), ours.tolist()):
+        drawn = [r for r in row if r == r]
+        assert got == pytest.approx(reinforce_ada_advantage(drawn, [row[j] for j in keep]), abs=1e-6)
+    kept_only = kept_advantages(rewards, idx, over="kept", scale="none")  # pods' default: the kept m, balanced
+    assert not torch.allclose(ours, kept_only)  # ... whose mean is 1/2 wherever balanced found both kinds
+
+
+def test_drawn_statistics_with_their_std_and_a_batch_scale():
+    rewards, idx = ada_batches(7, prompts=300)
+    ours = kept_advantages(rewards, idx, over="drawn", scale="group", eps=1e-6)
+    for row, keep, got in zip(rewards.tolist(), idx.tolist(), ours.tolist()):
+        drawn = [r for r in row if r == r]
+        if 0 < sum(drawn) < len(drawn):  # theirs divides a zero-spread group by eps; pods gives it 0, as the kept
+            assert got == pytest.approx(reinforce_ada_advantage(drawn, [row[j] for j in keep], norm=True), rel=1e-5)
+    full = torch.tensor([[1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, float("nan")]])
+    batch = kept_advantages(full, torch.tensor([[0, 1], [1, 2]]), over="drawn", scale="batch", eps=0.0)
+    drawn = [1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0]
+    sd = torch.tensor(drawn).std().item()
+    assert batch.flatten().tolist() == pytest.approx([0.25 / sd, -0.75 / sd, -1 / 3 / sd, 2 / 3 / sd])
+    none = kept_advantages(full, torch.tensor([[0, -1], [2, -1]]), over="drawn", scale="none")
+    assert none.flatten().tolist() == pytest.approx([0.25, 0.0, 2 / 3, 0.0])  # -1: nothing kept there, advantage 0
+    assert torch.equal(kept_advantages(full[:, :3], torch.tensor([[0, 2], [1, 2]])),
+                       group_advantages(torch.tensor([[1.0, 1.0], [0.0, 1.0]])))  # over="kept": the paper's
+    with pytest.raises(ValueError, match="unknown advantage statistics 'all'"):
+        kept_advantages(full, torch.tensor([[0, 1], [1, 2]]), over="all")

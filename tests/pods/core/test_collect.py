@@ -67,6 +67,8 @@ def test_the_filter_judges_accuracy_of_the_kept_rollouts_not_the_total():
     assert informative(rnd, two_wrong, "accuracy").tolist() == [False, False, False]  # kept m flat, the n are not
     with pytest.raises(ValueError, match="valid: accuracy, total"):
         informative(rnd, top2, "reward")
+    ragged = torch.tensor([[0, 1, -1], [0, 1, 2], [-1, -1, -1]])  # a batch-level rule: -1 keeps nothing
+    assert informative(rnd, ragged, "accuracy").tolist() == [False, True, False]
 
 
 @pytest.mark.parametrize("flags, B, short, want", [

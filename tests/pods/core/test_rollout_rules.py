@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import pods
-from pods.core.downsample import BALANCED_THRESHOLD, NEEDS, RULES, select, select_ragged
+from pods.core.algorithms import plan_update
+from pods.core.downsample import BALANCED_THRESHOLD, NEEDS, RULES, select, select_batch, select_ragged
 
 
 def random_groups(seed, G, n, kind):
@@ -55,6 +56,64 @@ def test_cppo_differs_from_pods_on_binary_rewards():
     kept = row[select(row, 8, "cppo")]
     assert kept.var(unbiased=False) == pytest.approx(0.1875)  # six 1s (|A| larger) and two 0s
     assert row[select(row, 8, "max_variance")].var(unbiased=False) == pytest.approx(0.25)
+
+
+# --- CPPO's recipe (lzhxmu/CPPO @ 9c9da9e src/open_r1/grpo_trainer_gsm.py, the TRL fork of the paper's GSM8K runs:
+# scripts/CPPO.sh --num_generations=16 --metric=smallest --pruning=0.5 --allocation) ---
+def cppo_batch_reference(rewards, pruning):
+    """Their step on one process's batch of B' prompts x G completions (group-major), written from reading:
+    advantages (r - group mean) / (group std + 1e-4) over the G, then k = int(len x pruning) of the smallest |A|
+    (torch.topk largest=False) pruned from the whole batch. Returns (kept mask [B', G], advantages [B', G])."""
+    B, G = rewards.shape
+    flat = rewards.flatten()
+    mean = flat.view(-1, G).mean(dim=1).repeat_interleave(G)
+    std = flat.view(-1, G).std(dim=1).repeat_interleave(G)
+    adv = (flat - mean) / (std + 1e-4)
+    k = int(adv.shape[0] * pruning)
+    _, pruned = torch.topk(adv.abs(), k=k, largest=False)
+    mask = torch.ones_like(adv, dtype=torch.bool)
+    mask[pruned] = False
+    return mask.view(B, G), adv.view(B, G)
+
+
+def gsm8k_rewards(g, B, G):
+    """Their GSM8K reward: accuracy (0/1) + format (0/1), weights 1 and 1 (recipes/gsm8k/*.yaml)."""
+    p = torch.rand(B, 1, generator=g)
+    return (torch.rand(B, G, generator=g) < p).float() + (torch.rand(B, G, generator=g) < 0.8).float()
+
+
+SETTINGS = [(16, 0.5), (16, 0.75), (16, 0.875), (16, 0.9375), (8, 0.5), (8, 0.75), (4, 0.5)]  # their table: G 16
+
+
+@pytest.mark.parametrize("kind", ["gsm8k", "continuous", "tied"])
+def test_cppo_batch_scope_equals_the_authors_pruning_and_advantages_on_1500_batches(kind):
+    g = torch.Generator().manual_seed(len(kind))
+    for case in range(500):
+        G, pruning = SETTINGS[case % len(SETTINGS)]
+        B = int(torch.randint(1, 17, (1,), generator=g)) * 2  # their allocation: B / (1 - P) prompts
+        rewards = {"gsm8k": gsm8k_rewards(g, B, G), "continuous": torch.rand(B, G, generator=g),
+                   "tied": torch.randint(0, 3, (B, G), generator=g).float()}[kind]
+        m = int(G * (1 - pruning))
+        idx, adv = plan_update(rewards, "pods", m, "cppo", scope="batch", over="drawn")
+        mask, their_adv = cppo_batch_reference(rewards, pruning)
+        assert int((idx >= 0).sum()) == int(mask.sum()) == B * m
+        ours = torch.zeros_like(mask)
+        ours[torch.arange(B).unsqueeze(1).expand_as(idx)[idx >= 0], idx[idx >= 0]] = True  # [B', G] kept
+        if kind == "continuous":  # no ties: the very same rollouts, with their advantages, in their order
+            assert torch.equal(ours, mask), f"case {case}"
+            assert torch.allclose(adv[idx >= 0], their_adv[mask], atol=1e-5)
+        else:  # ties at the cut: either of equal |A| may go; the kept |A| multiset is what must agree
+            assert torch.equal(their_adv.abs()[ours].sort().values, their_adv.abs()[mask].sort().values), f"case {case}"
+            assert torch.allclose(adv[idx >= 0], their_adv[ours], atol=1e-5)
+
+
+def test_cppo_batch_scope_keeps_unequal_numbers_per_group():
+    rewards = torch.tensor([[1.0, 0.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 0.0, 1.0]])
+    idx = select_batch(rewards, 2, "cppo")  # 6 of 12: the flat group keeps none, the mixed ones 2 and 4
+    assert idx.tolist() == [[0, 1, -1, -1], [-1, -1, -1, -1], [0, 1, 2, 3]]
+    assert select_batch(rewards, 4, "cppo").shape == (3, 4)  # m = n keeps every rollout
+    with pytest.raises(ValueError, match="ranks within each group only; batch scope: cppo"):
+        select_batch(rewards, 2, "max_variance")
 
 
 # --- Reinforce-Ada (RLHFlow/Reinforce-Ada verl/trainer/ppo/ray_trainer.py, downsample_cache and fallback) ---

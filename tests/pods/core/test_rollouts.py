@@ -30,6 +30,13 @@ def test_select_keeps_per_group_indices():
     assert kept.group_ids() == [0, 0, 1, 1]
 
 
+def test_select_with_minus_one_keeps_unequal_numbers_as_groups_of_one():
+    kept = make(G=3).select(torch.tensor([[2, -1], [-1, -1], [0, 1]]))  # a batch-level rule's rows
+    assert kept.n == 1 and kept.texts == ["p0c2", "p2c0", "p2c1"] and kept.flat_prompt_ids() == [[0], [2], [2]]
+    with pytest.raises(ValueError, match=r"indices must lie in \[0, 3\) or be -1"):
+        make().select(torch.tensor([[-2, 0], [0, 1]]))
+
+
 def test_invalid_shapes_raise():
     with pytest.raises(ValueError, match="completions"):
         Rollouts(prompt_ids=[[1]], completion_ids=[[1]], texts=["a"], n=2)

@@ -1,13 +1,17 @@
 """The start-up step (pods.run.prepare): each plug-in runs once, the warm start returns the model to load and
 leaves the caller's config as asked, config.yaml records both."""
 
+import json
 from pathlib import Path
 
 import pytest
+import torch
 from omegaconf import OmegaConf
 
 from pods import rewards
-from pods.errors import ConfigError
+from pods.core import ledger as fmt
+from pods.core.ledger_writer import Ledger
+from pods.errors import CheckpointError, ConfigError
 from pods.run import prepare, trainer
 from pods.run.metrics import read_metrics
 
@@ -72,3 +76,21 @@ def test_the_warm_start_returns_the_model_to_load_and_config_yaml_keeps_what_was
     assert saved.warmstart == {"target_greedy": 0.1}
     with prepare.prepare(cfg) as again:  # the same run: config.yaml with `asked` compares equal
         assert again.run_dir == tmp_path / "t"
+
+
+def test_a_resume_onto_a_damaged_ledger_stops_before_the_model_loads(tmp_path, monkeypatch):
+    cfg = tiny_cfg(tmp_path)
+    led = Ledger(tmp_path / "t", prepare.ledger_meta(cfg, "pods", "digits"))  # steps 1-3, then checkpoint-3
+    for step in (1, 2, 3):
+        r = torch.ones(2, 8)
+        led.record(step, fmt.concat_rows([fmt.group_rows(step=step, round_=0, prompts=[0, 1], status=["trained"] * 2,
+                                                         total=r, per_fn={"digits": r}, accuracy=r,
+                                                         lengths=r.long(), kept=torch.arange(4).expand(2, 4))]))
+    led.close()
+    (tmp_path / "t" / "checkpoint-3").mkdir()
+    (tmp_path / "t" / "checkpoint-3" / "state.json").write_text(json.dumps({"step": 3, "ledger_id": led.id}))
+    (tmp_path / "t" / "ledger" / "steps-00000001-00000003.parquet").unlink()
+    monkeypatch.setattr(prepare.ckpt, "check_resumable", lambda rdir: {rdir / "checkpoint-3": []})
+    monkeypatch.setattr(prepare.backends, "build", lambda cfg: pytest.fail("the model loaded"))
+    with pytest.raises(CheckpointError, match="cannot continue from checkpoint-3: .*steps 1-3 are missing"):
+        prepare.start(cfg, cfg, tmp_path / "t", examples=None)  # inside prepare's lock, after the data files

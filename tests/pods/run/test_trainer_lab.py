@@ -14,8 +14,10 @@ import pyarrow.dataset as ds
 import pytest
 import torch
 
+from pods.analysis.ledger import read_ledger
 from pods.analysis.replay import replay
-from pods.run import trainer
+from pods.errors import CheckpointError
+from pods.run import prepare, trainer
 from pods.run.metrics import read_metrics
 
 from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at
@@ -83,6 +85,9 @@ def test_a_prompt_rule_skips_prompts_before_generation(tmp_path, monkeypatch):
     assert len(skipped) == rows[-1]["cost/prompts_skipped_total"] > 0
     assert all(len(r) == 0 for r in skipped.reward)
     assert rows[-1]["data_position"] == len(df)  # every prompt offered is recorded: generated or skipped
+    replayed = {r["rule"]: r for r in replay([run_dir], ["band", "snr_top_k"])}
+    assert replayed["band"]["agreement"] == 1.0 and replayed["band"]["frac_skipped"] > 0  # its own rule, replayed
+    assert replayed["snr_top_k"]["frac_filtered"] >= 0.5  # a group filter: keeps 1 of each step's 2 to 4 groups
 
 
 def test_a_token_mask_trains_fewer_tokens_and_the_m_schedule_moves_m(tmp_path, monkeypatch):
@@ -250,3 +255,54 @@ def test_bench_ledger_overhead_and_size_on_the_demo(tmp_path):
           f"{1000 * entropy:.2f} ms/step = {100 * entropy * steps / step_time:.2f} %; "
           f"{size / 1e6 * 1000 / steps:.2f} MB per 1,000 steps")
     assert len(rows) == steps
+
+
+def test_cppo_batch_scope_trains_b_x_m_of_the_batch_with_drawn_advantages(tmp_path, monkeypatch):
+    # CPPO's recipe in the loop: B = 4 prompts x n = 8, half pruned over the whole batch (groups keep 0..8)
+    run_dir, rows = run(tmp_path, monkeypatch, "rl.prompts_per_step=4", "rl.rule=cppo", "rl.rule_scope=batch",
+                        "rl.advantage_over=drawn", "rl.m=4")
+    df = ledger(run_dir)
+    for (_, step), row in zip(df.groupby("step"), rows):
+        assert sum(len(k) for k in step.kept) == 16 == row["cost/rollouts_trained"]  # B x m of the B x n
+        assert row["cost/tokens_trained"] == sum(sum(r.length[r.kept]) for _, r in step.iterrows())
+        for _, r in step.iterrows():  # entropy measured exactly on the kept rollouts, whatever their number
+            assert {j for j, e in enumerate(r.entropy) if e == e} == set(r.kept.tolist())
+    assert len({len(k) for k in df.kept}) > 1  # unequal numbers per group
+    meta = json.loads((run_dir / "ledger" / "_ledger.json").read_text())
+    assert (meta["rule_scope"], meta["advantage_over"]) == ("batch", "drawn")
+
+
+@pytest.mark.slow
+def test_sigkill_then_a_cut_ledger_file_stops_the_resume_and_a_new_ledger_goes_on(tmp_path, monkeypatch):
+    """kill -9 in step 5 (checkpoint-4, the ledger flushed to step 4), then its last file cut short: the resume stops
+    before the model loads, naming the file, nothing changed; with ledger/ moved aside as the message says, the rerun
+    records a new ledger from step 5, which replay reads, reporting steps 1-4 as not recorded."""
+    extra = ["rl.max_steps=6", "rl.save_steps=2"]
+    proc = train_killed_at(tmp_path, extra, 5)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    run_dir = tmp_path / "t"
+    last = run_dir / "ledger" / "steps-00000003-00000004.parquet"
+    last.write_bytes(last.read_bytes()[:300])
+    before = {p: p.read_bytes() for p in (run_dir / "ledger").iterdir()}
+    monkeypatch.setattr(prepare.backends, "build", lambda cfg: pytest.fail("the model loaded"))
+    with pytest.raises(CheckpointError, match=f"{last} cannot be read: cut short .* move {run_dir / 'ledger'} aside"):
+        run(tmp_path, monkeypatch, *extra)
+    assert {p: p.read_bytes() for p in (run_dir / "ledger").iterdir()} == before
+    monkeypatch.undo()
+    os.replace(run_dir / "ledger", run_dir / "ledger.damaged")
+    run(tmp_path, monkeypatch, *extra)
+    rec = read_ledger(run_dir)
+    assert rec.gaps == [(1, 4, "the ledger starts at step 5")] and sorted(set(rec.steps)) == [5, 6]
+
+
+@pytest.mark.slow
+def test_a_ledger_switched_off_and_on_again_says_so_and_replay_reports_the_gap(tmp_path, monkeypatch):
+    run(tmp_path, monkeypatch, "rl.max_steps=2", "rl.save_steps=1")
+    run(tmp_path, monkeypatch, "rl.max_steps=4", "rl.save_steps=1", "logging.ledger=false")
+    run_dir, _ = run(tmp_path, monkeypatch, "rl.max_steps=5", "rl.save_steps=1")
+    index = json.loads((run_dir / "ledger" / "_ledger.json").read_text())
+    assert index["gaps"] == [{"first": 3, "last": 4, "why": "logging.ledger=false"}]
+    row = replay([run_dir], ["max_variance"])[0]
+    assert row["agreement"] == 1.0 and row["steps"] == 3 and row["gaps"] == [[3, 4, "logging.ledger=false"]]
+    state = json.loads((run_dir / "checkpoint-5" / "state.json").read_text())
+    assert state["ledger_id"] == index["id"]
