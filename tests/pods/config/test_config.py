@@ -125,6 +125,107 @@ def test_bad_values_are_rejected_with_what_to_change(overrides, message):
     assert message in errors(compose(overrides), cuda=False)
 
 
+# train.py's base for the cases below: the tiny model on arithmetic (run_name r under <tmp>/runs)
+TRAIN = ["model=tiny", "dataset=arithmetic", "rl.n=4", "rl.m=2", "rl.max_steps=1", "rl.max_time=null",
+         "rl.max_completion_tokens=4", "dataset.limit=64", "logging.progress=false", "optim.name=adamw", "run_name=r"]
+# (id, program, overrides with {d} for a folder holding a file `a-file` and a folder `data` with `bad.json`, fragments
+# the message holds): each refused by validate, before a model loads or a file is written; train.py turns that
+# ConfigError into one message and exit 2 (tests/test_bad_inputs.py runs n-fraction through it)
+BAD_VALUES = [
+    ("max_steps-fraction", "train.py", ["rl.max_steps=2.5"], ["rl.max_steps must be an integer or null, got 2.5"]),
+    ("top_p-0", "train.py", ["rl.top_p=0"], ["rl.top_p must be a number in (0, 1], got 0"]),
+    ("top_p-above-1", "train.py", ["rl.top_p=1.5"], ["rl.top_p must be a number in (0, 1], got 1.5"]),
+    ("greedy-training", "train.py", ["rl.temperature=0", "rl.logprob_temperature=false"],
+     ["rl.temperature=0 samples greedily", "set rl.temperature > 0"]),
+    ("warmup-ratio-1", "train.py", ["optim.scheduler=cosine", "optim.warmup_ratio=1"],
+     ["optim.warmup_ratio must be in [0, 1)"]),
+    ("beta2-1", "train.py", ["optim.betas=[0.9,1.0]"], ["optim.betas must be two numbers in [0, 1)"]),
+    ("negative-seed", "train.py", ["seed=-1"], ["seed must be an integer in [0, 4294967295], got -1"]),
+    ("limit-0", "train.py", ["dataset.limit=0"], ["dataset.limit must be an integer >= 1 or null, got 0",
+                                                  "null keeps every example"]),
+    ("run_name-escapes", "train.py", ["run_name=../../x"], ["run_name '../../x' must be a name inside output_root"]),
+    ("run_name-absolute", "train.py", ["run_name=/tmp/elsewhere"], ["run_name '/tmp/elsewhere' must be a name inside"]),
+    ("run_name-too-long", "train.py", ["run_name=" + "r" * 300],
+     ["run_name 'rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr'... is 300 characters long (300 bytes): a directory name holds "
+      "at most 255 bytes; choose a shorter run_name=NAME"]),
+    ("output_root-file", "train.py", ["output_root={d}/a-file"], ["output_root {d}/a-file is a file, not a directory"]),
+    ("bool-as-word", "train.py", ["logging.wandb=maybe"], ["logging.wandb must be true or false, got 'maybe'"]),
+    ("list-as-number", "train.py", ["optim.betas=0.9"], ["optim.betas must be a list"]),
+    ("m-above-n", "train.py", ["rl.m=8"], ["rl.m=8 > rl.n=4"]),
+    ("grpo_ga-m-below-n", "train.py", ["rl.algorithm=grpo_ga"], ["rl.algorithm=grpo_ga trains on all n rollouts in "
+                                                                 "one optimizer step (got n=4, m=2): set rl.m=rl.n"]),
+    ("dynamic-sampling-word", "train.py", ["rl.dynamic_sampling=maybe"], ["rl.dynamic_sampling must be true or false"]),
+    ("generation-rounds-0", "train.py", ["rl.max_generation_rounds=0"],
+     ["rl.max_generation_rounds must be an integer in [1, 32], got 0"]),
+    ("generation-rounds-unbounded", "train.py", ["rl.max_generation_rounds=1000", "rl.dynamic_sampling=true"],
+     ["rl.max_generation_rounds must be an integer in [1, 32], got 1000; each round generates B x n more"]),
+    ("generation-rounds-without-dynamic-sampling", "train.py", ["rl.max_generation_rounds=8"],
+     ["rl.max_generation_rounds=8: used by dynamic sampling only; set rl.dynamic_sampling=true, or leave "
+      "rl.dynamic_sampling_metric, rl.short_batch, rl.max_generation_rounds at their defaults"]),
+    ("short-batch-unknown", "train.py", ["rl.dynamic_sampling=true", "rl.short_batch=skip"],
+     ["unknown rl.short_batch 'skip'; valid: partial, top_up, error"]),
+    ("dynamic-metric-without-dynamic-sampling", "train.py", ["rl.dynamic_sampling_metric=total"],
+     ["rl.dynamic_sampling_metric=total: used by dynamic sampling only; set rl.dynamic_sampling=true"]),
+    ("prompt-rule-unknown", "train.py", ["rl.prompt_rule=gresso"],
+     ["unknown rl.prompt_rule 'gresso'; did you mean greso? valid: none, band, greso"]),
+    ("rule-of-another-hook-kind", "train.py", ["rl.prompt_rule=max_variance"],
+     ["rl.prompt_rule=max_variance: max_variance is a rollout rule, not a prompt rule: set rl.rule=max_variance"]),
+    ("token-mask-as-prompt-rule", "train.py", ["rl.prompt_rule=entropy_top"],
+     ["rl.prompt_rule=entropy_top: entropy_top is a token mask, not a prompt rule: set rl.token_mask=entropy_top"]),
+    ("prompt-rule-bad-option", "train.py", ["rl.prompt_rule=band", "rl.prompt_rule_options={lo: 0.2}"],
+     ["rl.prompt_rule_options: prompt rule 'band'", "unexpected keyword argument 'lo'"]),
+    ("allocation-budget-below-one-per-prompt", "train.py", ["rl.allocation=ada", "rl.allocation_budget=0"],
+     ["rl.allocation_budget=0 is below one rollout per prompt (rl.prompts_per_step=1)"]),
+    ("allocation-budget-below-its-first-round", "train.py",
+     ["rl.allocation=speed", "rl.allocation_options={screen: 2}", "rl.allocation_budget=1"],
+     ["rl.allocation=speed: allocation 'speed' draws 2 rollouts in its first round for 1 prompts, over the step's "
+      "budget of 1: raise the budget or draw fewer prompts"]),
+    ("allocation-bad-option", "train.py", ["rl.allocation=speed", "rl.allocation_options={screens: 2}"],
+     ["rl.allocation=speed: allocation 'speed'", "unexpected keyword argument 'screens'"]),
+    ("allocation-with-nothing-to-allocate", "train.py",
+     ["rl.allocation=ada", "rl.allocation_options={round_n: 4}", "rl.m=4"],
+     ["rl.allocation=ada with rl.m = rl.n = 4: its first round already draws all n of every prompt"]),
+    ("m-schedule-past-n", "train.py", ["rl.m_schedule=linear", "rl.m_end=8"],
+     ["rl.m_end=8: the m schedule goes from rl.m=2 to at most rl.n=4"]),
+    ("m-schedule-with-rule-none", "train.py", ["rl.m_schedule=linear", "rl.rule=none", "rl.m=4"],
+     ["rl.m_schedule=linear changes m, but rl.rule=none needs m = n at every step"]),
+    ("token-mask-quantile-0", "train.py", ["rl.token_mask=entropy_top", "rl.token_mask_quantile=0"],
+     ["rl.token_mask_quantile must be a number in (0, 1]"]),
+    ("samples_every-negative", "train.py", ["logging.samples_every=-1"],
+     ["logging.samples_every must be an integer >= 0, got -1; 0: no samples.jsonl"]),
+    ("model-missing-dir", "train.py", ["model=qwen2.5-3b-instruct", "model.name=/nonexistent/model"],
+     ["model.name '/nonexistent/model': no such directory, and not a hub id"]),
+    ("model-dir-without-config", "train.py", ["model=qwen2.5-3b-instruct", "model.name={d}/data"],
+     ["model.name {d}/data: a local model is a directory holding config.json"]),
+    ("model-architecture-miscounted", "train.py", ["model=qwen2.5-3b-instruct", "model.architecture.layers=35"],
+     ["model.architecture: these numbers give 3,008,861,696 parameters, params says 3,085,938,688"]),
+    ("demo-evaluation-section", "train.py", ["experiment=demo", "warmstart=null", "evaluation.size=-1"],
+     ["evaluation.size must be an integer >= 1, got -1"]),
+    ("demo-warmstart-section", "train.py", ["experiment=demo", "warmstart.lr=-1"],
+     ["warmstart.lr must be a number > 0, got -1"]),
+    ("data-path-on-generated-task", "train.py", ["dataset.path={d}/data/bad.json"],
+     ["dataset.path: arithmetic is generated in code and reads no file, so it would be ignored; remove it"]),
+]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("bad-values")
+    (d / "a-file").write_text("not a directory")
+    (d / "data").mkdir()
+    (d / "data" / "bad.json").write_text("[")
+    return d
+
+
+@pytest.mark.parametrize("case", BAD_VALUES, ids=[case[0] for case in BAD_VALUES])
+def test_a_bad_value_is_one_message_naming_the_key_and_what_to_write(case, folder):
+    _, _, overrides, fragments = case
+    cfg = compose([*TRAIN, f"output_root={folder / 'runs'}", *(o.replace("{d}", str(folder)) for o in overrides)])
+    message = errors(cfg, cuda=False)
+    for fragment in fragments:
+        assert fragment.replace("{d}", str(folder)) in message
+
+
 def test_all_problems_are_reported_at_once():
     msg = errors(compose(["rl.m=1", "optim.lr=-1"]), cuda=False)
     assert "rl.m=1" in msg and "optim.lr" in msg
