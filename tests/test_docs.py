@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 PATH = re.compile(r"(?<![\w/.-])((?:docs|scripts|benchmarks|config|pods|tests|rewards)/[\w./-]*\w\.(?:md|py|yaml|png|json|sh))")
 GROUP = re.compile(r"(?<![\w.+])(experiment|protocol|model|backend|dataset|rule)=([\w.-]+)(?![\w.(-])")  # not f(x)
-THEIRS = {"config/test.yaml", "scripts/merge.py"}  # the authors' repository's files, cited
-OUTSIDE = {"model": {"gpt5"}}  # a wrong name shown on purpose (docs/configuration.md)
+THEIRS = {"config/test.yaml", "scripts/merge.py",  # the authors' repository's files, cited
+          "scripts/CPPO.sh", "scripts/run_reinforce_ada.sh"}  # CPPO's and Reinforce-Ada's, cited
+OUTSIDE = {"model": {"gpt5"}, "rule": {"cppo"}}  # wrong names shown on purpose (docs/configuration.md)
 
 
 def _text(page: Path) -> str:

@@ -20,8 +20,6 @@ from pods.analysis.loaders import Run, reading
 from pods.errors import ResultsError
 from pods.extras import require
 
-pd = require("pandas", "analysis")
-
 TIME_COLUMN = "eval/time"
 CSV_METRICS = {"acc": "ans_acc", "length": "lengths"}  # file suffix -> our metric name
 CSV_DATASET = "gsm8k"
@@ -65,6 +63,7 @@ def setting_of(run_name: str) -> str:
 
 def _read(path: Path) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """run name -> (time [K], step [K], value [K]) for rows where the run has a value."""
+    pd = require("pandas", "analysis")  # here, not at import: `pods plot --help` stays light
     with reading(path, "a CSV export of the multi-GPU tracker (one column per run and metric)"):
         df = pd.read_csv(path)
     if TIME_COLUMN not in df.columns:

@@ -20,7 +20,6 @@ from pods.analysis.loaders import Run
 from pods.errors import ResultsError
 from pods.extras import require
 
-stats = require("scipy.stats", "analysis")
 AXES = ("hours", "steps")
 METRIC_BOUNDS = {"ans_acc": (0.0, 1.0), "for_acc": (0.0, 1.0), "both_acc": (0.0, 1.0), "lengths": (0.0, np.inf)}
 
@@ -62,7 +61,7 @@ class Curve:
     def half_width(self) -> np.ndarray:
         """[C] half width of the 95% t-interval of the mean over runs (NaN with fewer than 2 runs)."""
         n = self.n
-        t = stats.t.ppf(0.975, np.maximum(n - 1, 1))
+        t = require("scipy.stats", "analysis").t.ppf(0.975, np.maximum(n - 1, 1))  # scipy: when drawn, not imported
         return np.where(n >= 2, t * nanstd_rows(self.values) / np.sqrt(np.maximum(n, 1)), np.nan)
 
     @property

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from pods.analysis.curves import stats
 from pods.analysis.figures import new_figure, save
 from pods.analysis.paired import paired_bootstrap, paired_difference, separable
 from pods.analysis.speedup import first_reach
 from pods.analysis.traces import Trace, grid_values
 from pods.errors import ResultsError
+from pods.extras import require
 
 METRICS = {"sampled": "sampled pass@1 (T = 1)", "greedy": "greedy accuracy"}
 
@@ -142,17 +142,21 @@ def markdown(s: dict) -> str:
 
 
 def draw(s: dict, out_dir, name: str = "leaderboard", title: str = "") -> list:
-    """Accuracy against budget, one line and 95 % t-band of the seed mean per arm; sampled and greedy panels."""
+    """Accuracy against budget, one line and 95 % t-band of the seed mean per arm; sampled and greedy panels. The
+    x axis is named by s["axis"] ({"label", "scale"}: the cost in words and the unit it is divided by)."""
     fig, axes = new_figure(2, width=6.0, height=4.2)
-    grid = np.asarray(s["grid"]) / 1e6
+    axis = s.get("axis") or {"label": f"budget (millions of tokens: generated + {s.get('weight', 'w')} x trained)",
+                             "scale": 1e6}  # the cost's name in words (summary.json's "axis")
+    grid = np.asarray(s["grid"]) / axis["scale"]
     for ax, (m, label) in zip(axes, METRICS.items()):
         for i, (a, r) in enumerate(s["arms"].items()):
             y = np.asarray(r["curves"][m])  # [S, K]
-            mean, half = y.mean(0), stats.t.ppf(0.975, len(y) - 1) * y.std(0, ddof=1) / np.sqrt(len(y))
+            t = require("scipy.stats", "analysis").t.ppf(0.975, len(y) - 1)
+            mean, half = y.mean(0), t * y.std(0, ddof=1) / np.sqrt(len(y))
             ax.plot(grid, mean, marker="o", ms=3, color=f"C{i % 10}", ls="-" if i < 10 else "--", label=r["label"])
             ax.fill_between(grid, np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1), color=f"C{i % 10}",
                             alpha=0.15, linewidth=0)
-        ax.set_xlabel("budget: M tokens generated + w x tokens trained")
+        ax.set_xlabel(axis["label"])
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)

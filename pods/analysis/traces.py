@@ -1,11 +1,13 @@
 """One leaderboard run (an arm x seed run directory) as a trace on the budget axis, and the authors' layout.
 
-    tr = read_trace(run_dir, weight=2.0, files={"sampled": "eval_results.json", "greedy": "eval_greedy.json"})
+    tr = read_trace(run_dir, 2.0, files={"sampled": "eval_results.json", "greedy": "eval_greedy.json"})  # w = 2
+    tr = read_trace(run_dir, Meter(constants=profile.constants), files)     # on a modelled-seconds axis
     tr.cost, tr.steps, tr.seconds, tr.acc["sampled"]    # [C] each: base (cost 0) first, then every checkpoint
     grid_values(tr, grid)                                # {"sampled": [K], ..., "steps": [K], "seconds": [K]}
     write_authors_layout(results_dir, "pods", 3, run_dir, tr, files)   # pods-sampled-Run3.json, base-sampled.json
 
-Contract: a checkpoint's cost is pods.core.cost.spent of its step's metrics.jsonl row; accuracy between
+Contract: a checkpoint's cost is its step's metrics.jsonl row priced by `cost` (w: pods.core.cost.spent; a
+pods.core.timing.Meter: tokens or modelled seconds, from the row's step count and cost ledger); accuracy between
 checkpoints is interpolated linearly on the cost axis (the same budget points for every arm); a missing file or
 step is a ResultsError naming it. Zero-signal groups come from the rollout ledger (pods.analysis.ledger).
 """
@@ -13,6 +15,7 @@ step is a ResultsError naming it. Zero-signal groups come from the rollout ledge
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,8 +69,11 @@ def _entries(path: Path, dataset: str) -> list[tuple[int, float, float]]:
     return sorted(out)
 
 
-def read_trace(run_dir: Path, weight: float, files: dict[str, str], dataset: str = DATASET) -> Trace:
-    """The run's trace: every evaluated checkpoint of each results file (they must cover the same steps)."""
+def read_trace(run_dir: Path, cost: float | Callable[[dict | None], float], files: dict[str, str],
+               dataset: str = DATASET) -> Trace:
+    """The run's trace: every evaluated checkpoint of each results file (they must cover the same steps); `cost`:
+    w of the token cost, or a function of a metrics row (None: before the first step)."""
+    price = cost if callable(cost) else (lambda row: spent(row, cost))
     run_dir, rows = Path(run_dir), metrics_rows(run_dir)
     per = {metric: _entries(run_dir / f, dataset) for metric, f in files.items()}
     steps = [s for s, _, _ in next(iter(per.values()))]
@@ -79,8 +85,9 @@ def read_trace(run_dir: Path, weight: float, files: dict[str, str], dataset: str
     if missing:
         raise ResultsError(f"{run_dir}/metrics.jsonl has no row for checkpoint step(s) {missing}")
     first = next(iter(per.values()))
-    return Trace(cost=np.array([spent(rows.get(s), weight) for s in steps]), steps=np.array(steps, dtype=float),
-                 seconds=np.array([t for _, t, _ in first]), acc={m: np.array([a for _, _, a in e]) for m, e in per.items()},
+    return Trace(cost=np.array([price(rows.get(s)) for s in steps]), steps=np.array(steps, dtype=float),
+                 seconds=np.array([t for _, t, _ in first]),
+                 acc={m: np.array([a for _, _, a in e]) for m, e in per.items()},
                  zero_signal=zero_signal(run_dir) if (run_dir / "ledger").is_dir() else {})
 
 

@@ -12,6 +12,7 @@ Each problem is one sentence saying what to change. Nothing here imports vLLM or
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import re
@@ -19,7 +20,8 @@ from pathlib import Path
 
 from pods.backends import facts, memory
 from pods.backends.gguf import gguf_file, is_packaged
-from pods.errors import ConfigError
+from pods.errors import ConfigError, PodsError
+from pods.io import os_error_in
 
 DEMO_HINT = "on a machine without a GPU run the CPU demo instead: `uv run python train.py experiment=demo`"
 # CUDA major version of a torch build -> the oldest Linux driver branch that runs it (NVIDIA's CUDA release notes)
@@ -125,12 +127,22 @@ def check_offline(name: str) -> None:
                               f"it first (`hf download {name}`) or point model.name at a local model directory")
 
 
-def load_error(name: str, err: Exception) -> ConfigError:
-    """The ConfigError for a model that transformers / huggingface_hub could not load (an unknown hub id,
-    no network, files missing from a local directory, a config.json transformers does not know): OSError or
-    ValueError from transformers / huggingface_hub."""
-    if isinstance(err, ConfigError):  # already says what to fix (a packaged model: pods.backends.gguf)
+CACHE_ERRORS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EEXIST}
+
+
+def load_error(name: str, err: Exception) -> PodsError:
+    """The error for a model that transformers / huggingface_hub could not load (an unknown hub id, no network,
+    files missing from a local directory, a config.json transformers does not know, a cache it cannot write):
+    OSError or ValueError from transformers / huggingface_hub; our own errors pass through as they are."""
+    if isinstance(err, PodsError):  # already says what to fix (a packaged model, its cache: pods.backends.gguf)
         return err
+    cause = os_error_in(err)
+    if cause is not None and cause.errno in CACHE_ERRORS:  # the file system, not the network
+        where = f": {cause.filename}" if getattr(cause, "filename", None) else ""
+        return ConfigError(f"model.name {name} could not be loaded: a file could not be written "
+                           f"({os.strerror(cause.errno).lower()}{where}): its cache directory (HF_HOME, PODS_CACHE_DIR) "
+                           "is read-only, full or not a directory, not the network; point it at a writable directory "
+                           "with room")
     first = (str(err).strip().splitlines() or [type(err).__name__])[0][:400]
     return ConfigError(f"model.name {name} could not be loaded ({type(err).__name__}: {first}); check the name "
                        "(a hub id such as Qwen/Qwen2.5-3B-Instruct, or a local model directory) and the network")

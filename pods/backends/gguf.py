@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pods.errors import ConfigError
-from pods.io import checksum_problem, discard_dir, publish_dir, sha256
+from pods.io import WriteError, checksum_problem, discard_dir, publish_dir, sha256
 
 
 @dataclass(frozen=True)
@@ -140,8 +140,20 @@ def ensure_converted(name: str, source: Path, log=print, expected: str | None = 
         return {"model": name, "source": str(source), "source_sha256": digest,
                 "transformers": importlib.metadata.version("transformers")}
 
-    publish_dir(final, fill, INFO_FILE)
+    try:
+        publish_dir(final, fill, INFO_FILE)
+    except WriteError as err:  # the cache, not the model or the network
+        raise ConfigError(f"model.name {name}: cannot write its converted copy: {err}; the model cache "
+                          f"{cache_root()} ({_cache_setting()}) must be a writable directory with about 600 MB free: "
+                          "set PODS_CACHE_DIR to one (docs/real-model.md)") from err
     return final
+
+
+def _cache_setting() -> str:
+    """Where the cache root comes from, for the messages."""
+    if os.environ.get("PODS_CACHE_DIR"):
+        return f"PODS_CACHE_DIR={os.environ['PODS_CACHE_DIR']}"
+    return "$XDG_CACHE_HOME/pods" if os.environ.get("XDG_CACHE_HOME") else "~/.cache/pods, the default"
 
 
 def convert(name: str, source: Path, out: Path) -> None:

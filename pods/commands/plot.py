@@ -1,18 +1,14 @@
-#!/usr/bin/env python
-"""Figures (PNG + PDF) from evaluation results, chosen by command-line arguments.
+"""Figures (PNG + PDF) from evaluation results: the paper's, curves of any runs, seconds per step.
 
-    # every paper figure (or some: --only gsm8k --only llama) from the authors' data
-    uv run python scripts/plot.py paper --results paper-data/results --out figures/
-    # any settings: mean over runs with a 95% band (clipped to the metric's range), against time and steps;
-    # step axes align runs by their real step numbers, hollow points have fewer than all runs
-    uv run python scripts/plot.py curves --results checkpoints --setting demo-grpo --setting demo-pods \
-        --dataset gsm8k --metric ans_acc --out figures/ --name demo
-    # seconds per step bars from our runs' metrics.jsonl (phase timers stacked)
-    uv run python scripts/plot.py step-time --results checkpoints --setting demo-grpo --setting demo-pods --out figures/
-    uv run python scripts/plot.py list      # names of the paper figures
+    pods plot curves --results checkpoints --setting demo-grpo --setting demo-pods --out figures/ --name demo
+    pods plot paper --results paper-data/results --out figures/     # every paper figure (or --only gsm8k ...)
+    pods plot step-time --results checkpoints --setting demo-grpo --setting demo-pods --out figures/
+    pods plot list                                                  # names of the paper figures
 
-SETTING: see scripts/speedup.py (file prefix, run directory / run_name / folder of seeds, a quoted glob of run
-directories, or `<stem>:<pattern>`).
+curves: mean over runs with a 95% band (clipped to the metric's range), against time and steps; step axes align
+runs by their real step numbers, hollow points have fewer than all runs. step-time: seconds per step bars from our
+runs' metrics.jsonl (phase timers stacked). SETTING: see `pods speedup --help` (file prefix, run directory /
+run_name / folder of seeds, a quoted glob of run directories, or `<stem>:<pattern>`).
 """
 
 from __future__ import annotations
@@ -20,70 +16,67 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 from pods.analysis.csvruns import TIME_UNITS
-from pods.analysis.curves import setting_curve, within_hours
-from pods.analysis.figures import (
-    TIME_AXIS,
-    X_AXES,
-    check_out_dir,
-    draw_bars,
-    draw_curves,
-    metric_label,
-    new_figure,
-    save,
-)
-from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE, comparable_metric
-from pods.analysis.paper import FIGURES, draw_figure
-from pods.analysis.settings import base_run, find_run_dirs, hours_arg, load_setting
-from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds
+from pods.analysis.curves import AXES
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
+from pods.analysis.settings import hours_arg
 from pods.cli import run_script
+from pods.commands import parser
 from pods.errors import ConfigError
+
+SETTING = "SETTING: see `pods speedup --help`."
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--results", default=".", help="folder with results files / run directories")
-    p.add_argument("--out", default="figures", help="output folder for <name>.png and <name>.pdf")
+    p.add_argument("--results", default=".", metavar="DIR", help="folder with results files / run directories")
+    p.add_argument("--out", default="figures", metavar="DIR", help="output folder for <name>.png and <name>.pdf")
     p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
                    help="runs whose checkpoint count differs from their setting's usual count")
     p.add_argument("--csv-time-unit", default="seconds", choices=sorted(TIME_UNITS),
-                   help="unit of eval/time in the multi-GPU CSVs (seconds: see pods/analysis/csvruns.py)")
+                   help="unit of eval/time in the multi-GPU CSVs")
 
 
 def parse_args(argv=None, prog: str = "plot.py") -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("paper", help="the paper's figures from its results folder")
+    ap = parser(prog, __doc__, epilog="`<command> --help`: its options. " + SETTING)
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{curves,paper,step-time,list}")
+    p = sub.add_parser("paper", help="the paper's figures from its results folder", doc="The paper's figures from "
+                       "its results folder.\n\n    pods plot paper --results paper-data/results --out figures/")
     _common(p)
-    p.add_argument("--only", action="append", choices=sorted(FIGURES), help="draw only this figure (repeatable)")
-    p = sub.add_parser("curves", help="metric against hours / steps for any settings")
+    p.add_argument("--only", action="append", metavar="FIGURE",
+                   help="draw only this figure (repeatable; `pods plot list` names them)")
+    p = sub.add_parser("curves", help="metric against hours / steps for any settings", epilog=SETTING,
+                       doc="A metric against hours and steps for any settings, with a 95% band over runs.\n\n"
+                           "    pods plot curves --results checkpoints --setting demo-grpo --setting demo-pods")
     _common(p)
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="legend label per --setting (default: the setting)")
     p.add_argument("--dataset", default="gsm8k")
-    p.add_argument("--metric", default=None, help="ans_acc (default), for_acc, both_acc, lengths, or paper_ans_acc, "
-                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own; the "
-                   "default when our runs sit beside the paper's files, which refuse a strict metric)")
-    p.add_argument("--x", default="both", choices=sorted(X_AXES) + ["both"], help="x axis: time, steps or both")
-    p.add_argument("--time-axis", default="auto", choices=["auto", *sorted(TIME_AXIS)],
-                   help="unit shown on the time axis (auto: seconds, minutes or hours to suit the runs)")
-    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
-    p.add_argument("--max-hours", type=hours_arg, default=None)
-    p.add_argument("--base", default=None, help="base-model JSON for a t = 0 point")
-    p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
+    p.add_argument("--metric", default=None, help="ans_acc (default), for_acc, both_acc, lengths; paper_ans_acc, "
+                   "paper_for_acc, paper_both_acc: the paper's grader (the default beside the paper's files)")
+    p.add_argument("--x", default="both", choices=sorted(AXES) + ["both"], help="x axis: time, steps or both")
+    p.add_argument("--time-axis", default="auto", choices=["auto", *sorted(TIME_UNITS)],
+                   help="unit shown on the time axis (auto: to suit the runs)")
+    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, metavar="H",
+                   help="paper files' checkpoint interval")
+    p.add_argument("--max-hours", type=hours_arg, default=None, metavar="H")
+    p.add_argument("--base", default=None, metavar="JSON", help="base-model results for a t = 0 point")
+    p.add_argument("--results-file", default=RUN_FILE, metavar="NAME", help="results file in our run directories")
     p.add_argument("--title", default="")
     p.add_argument("--name", default="curves", help="output file name (without extension)")
-    p = sub.add_parser("step-time", help="seconds per step bars (run dirs: metrics.jsonl; paper: from steps)")
+    p = sub.add_parser("step-time", help="seconds per step bars (run dirs: metrics.jsonl; paper: from steps)",
+                       epilog=SETTING, doc="Seconds per step bars: our runs' metrics.jsonl (phases stacked), the "
+                       "paper's files from their steps.\n\n"
+                       "    pods plot step-time --results checkpoints --setting demo-grpo --setting demo-pods")
     _common(p)
     p.add_argument("--setting", action="append", required=True, help="SETTING (repeatable)")
     p.add_argument("--label", action="append", help="bar label per --setting")
-    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, help="paper files' checkpoint interval")
-    p.add_argument("--max-hours", type=hours_arg, default=None,
+    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, metavar="H",
+                   help="paper files' checkpoint interval")
+    p.add_argument("--max-hours", type=hours_arg, default=None, metavar="H",
                    help="paper files / CSVs: use the last checkpoint by then")
     p.add_argument("--name", default="step-time")
-    sub.add_parser("list", help="print the paper figure names")
+    sub.add_parser("list", help="print the paper figure names", doc="The names of the paper's figures.\n\n"
+                   "    pods plot list")
     return ap.parse_args(argv)
 
 
@@ -96,6 +89,10 @@ def _labels(args) -> list[str]:
 def build_curves(args) -> dict[str, list]:
     """{x: one curve per --setting}: time axes on a time grid (clipped to --max-hours), step axes with
     the runs aligned by their own step numbers (checkpoints up to --max-hours)."""
+    from pods.analysis.curves import setting_curve, within_hours
+    from pods.analysis.loaders import comparable_metric
+    from pods.analysis.settings import base_run, load_setting
+
     base = base_run(args.base)
     xs = ["hours", "steps"] if args.x == "both" else [args.x]
     curves = {x: [] for x in xs}
@@ -112,6 +109,8 @@ def build_curves(args) -> dict[str, list]:
 
 
 def cmd_curves(args) -> list[Path]:
+    from pods.analysis.figures import draw_curves, metric_label, new_figure, save  # matplotlib: when drawing
+
     curves = build_curves(args)
     fig, axes = new_figure(len(curves))
     for ax, x in zip(axes, curves):
@@ -121,6 +120,12 @@ def cmd_curves(args) -> list[Path]:
 
 
 def cmd_step_time(args) -> list[Path]:
+    import numpy as np
+
+    from pods.analysis.figures import draw_bars, new_figure, save
+    from pods.analysis.settings import find_run_dirs, load_setting
+    from pods.analysis.steptime import METRICS_FILE, paper_step_seconds, phases, run_step_seconds
+
     values, stacks = [], []
     for s in args.setting:
         dirs = find_run_dirs(s, args.results, METRICS_FILE)
@@ -141,6 +146,13 @@ def cmd_step_time(args) -> list[Path]:
 
 def run(argv=None, prog: str = "plot.py") -> int:
     args = parse_args(argv, prog)
+    from pods.analysis.figures import check_out_dir
+    from pods.analysis.paper import FIGURES, draw_figure
+
+    unknown = sorted(set(getattr(args, "only", None) or ()) - set(FIGURES))
+    if unknown:
+        raise ConfigError(f"--only {' '.join(unknown)}: no such paper figure; the figures: "
+                          + ", ".join(sorted(FIGURES)))
     if args.command != "list":
         check_out_dir(args.out)  # before anything is read or drawn
     if args.command == "list":

@@ -16,17 +16,13 @@ import argparse
 import json
 import sys
 
-from pods.analysis.replay import replay, run_dirs
 from pods.analysis.replay_table import COLUMNS, legend, notes, report
 from pods.cli import run_script
-
-EXAMPLE = "example: pods replay checkpoints/demo --rule all --rule all_prompt   (docs/ledger.md)"
+from pods.commands import parser
 
 
 def parse_args(argv=None, prog: str = "replay.py") -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0] + "\n" + EXAMPLE,
-                                epilog="\n".join(legend(kind) for kind in COLUMNS),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = parser(prog, __doc__, epilog="\n".join(legend(kind) for kind in COLUMNS))
     p.add_argument("runs", nargs="+", help="run directory (checkpoints/<run>) or a quoted glob of them")
     p.add_argument("--rule", action="append", required=True, help="rollout or prompt rule to replay (repeatable; all: every rollout rule, all_prompt: every prompt rule)")
     p.add_argument("--m", type=int, default=None, help="rollouts kept per group (default: the run's m)")
@@ -36,6 +32,8 @@ def parse_args(argv=None, prog: str = "replay.py") -> argparse.Namespace:
 
 def run(argv=None, prog: str = "replay.py") -> int:
     a = parse_args(argv, prog)
+    from pods.analysis.replay import replay, run_dirs  # torch: once the arguments are read
+
     paths = [p for spec in a.runs for p in run_dirs(spec)]
     rows = replay(paths, a.rule, m=a.m)
     if a.json:

@@ -1,9 +1,7 @@
-#!/usr/bin/env python
 """Speed-up table: how much sooner each method reaches the baseline's peak (wall-clock).
 
-    uv run python scripts/speedup.py --results paper-data/results \
-        --baseline Instruct-GSM8K-512-16-16 --method Instruct-GSM8K-512-64-16 \
-        --dataset gsm8k --metric ans_acc --hours-per-checkpoint 0.5 --max-hours 6 [--json]
+    pods speedup --results paper-data/results --baseline Instruct-GSM8K-512-16-16 --method Instruct-GSM8K-512-64-16
+    pods speedup ... --dataset gsm8k --metric ans_acc --hours-per-checkpoint 0.5 --max-hours 6 [--json]
 
 A SETTING is a `<prefix>` of `<prefix>-Run<k>.json` files in --results, a run directory of ours
 (`checkpoints/<run>`, a train.py run_name, or a folder of such run directories = seeds), a quoted glob
@@ -20,46 +18,45 @@ import argparse
 import json
 
 from pods.analysis.csvruns import TIME_UNITS
-from pods.analysis.curves import setting_curve
-from pods.analysis.figures import time_unit_for
-from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE, comparable_metric
-from pods.analysis.settings import base_run, hours_arg, load_setting
-from pods.analysis.speedup import speedup
+from pods.analysis.loaders import IRREGULAR_POLICIES, RUN_FILE
+from pods.analysis.settings import hours_arg
 from pods.cli import run_script
+from pods.commands import parser
 
 UNITS = {"seconds": ("s", 3600.0), "minutes": ("min", 60.0), "hours": ("h", 1.0)}  # symbol, factor from hours
 TIME_KEYS = ("baseline_peak_hours", "method_peak_hours", "method_hours_to_baseline_peak")
 
 
 def parse_args(argv=None, prog: str = "speedup.py") -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[1],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--results", default=".", help="folder with <prefix>-Run<k>.json files, CSVs or run directories")
-    p.add_argument("--baseline", required=True, help="baseline SETTING")
-    p.add_argument("--method", action="append", required=True, help="method SETTING (repeatable)")
+    p = parser(prog, __doc__, epilog="SETTING: a file prefix in --results, a run directory, a folder of seeds, a "
+               "quoted glob, or <stem>:<pattern> (CSVs). Definitions: pods/analysis/speedup.py; docs/evaluation.md.")
+    p.add_argument("--results", default=".", metavar="DIR",
+                   help="folder with <prefix>-Run<k>.json files, CSVs or run directories")
+    p.add_argument("--baseline", required=True, metavar="SETTING", help="the baseline")
+    p.add_argument("--method", action="append", required=True, metavar="SETTING", help="a method (repeatable)")
     p.add_argument("--dataset", default="gsm8k", help="evaluation dataset (gsm8k, math500, amc23)")
-    p.add_argument("--metric", default=None, help="ans_acc (default), for_acc, both_acc, lengths, or paper_ans_acc, "
-                   "paper_for_acc, paper_both_acc (the paper-compatible grader; the paper's files: their own; the "
-                   "default when our runs sit beside the paper's files, which refuse a strict metric)")
-    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5,
-                   help="paper files: the i-th checkpoint is at (i+1) x this (Llama: 1/6)")
-    p.add_argument("--max-hours", type=hours_arg, default=None, help="ignore checkpoints after this time")
-    p.add_argument("--base", default=None, help="base-model JSON: adds a t = 0 point to every run")
-    p.add_argument("--results-file", default=RUN_FILE, help="results file inside our run directories")
+    p.add_argument("--metric", default=None, help="ans_acc (default), for_acc, both_acc, lengths; paper_ans_acc, "
+                   "paper_for_acc, paper_both_acc: the paper's grader (the default beside the paper's files)")
+    p.add_argument("--hours-per-checkpoint", type=hours_arg, default=0.5, metavar="H",
+                   help="paper files: checkpoint i is at (i+1) x H (Llama: 1/6)")
+    p.add_argument("--max-hours", type=hours_arg, default=None, metavar="H", help="ignore checkpoints after H")
+    p.add_argument("--base", default=None, metavar="JSON", help="base-model results: a t = 0 point for every run")
+    p.add_argument("--results-file", default=RUN_FILE, metavar="NAME", help="results file in our run directories")
     p.add_argument("--irregular", default="align", choices=sorted(IRREGULAR_POLICIES),
-                   help="what to do with runs whose checkpoint count differs from the setting's usual")
+                   help="runs whose checkpoint count differs from the setting's usual")
     p.add_argument("--csv-time-unit", default="seconds", choices=sorted(TIME_UNITS),
-                   help="unit of eval/time in the multi-GPU CSVs (seconds: see pods/analysis/csvruns.py)")
-    p.add_argument("--bootstrap", type=int, default=2000, help="bootstrap resamples of runs (0 = no intervals)")
+                   help="unit of eval/time in the multi-GPU CSVs")
+    p.add_argument("--bootstrap", type=int, default=2000, metavar="N", help="bootstrap resamples (0: no intervals)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
-    p.add_argument("--time-unit", default="auto", choices=["auto", *UNITS],
-                   help="unit of the table's times (auto: seconds / minutes / hours to suit the runs)")
-    p.add_argument("--json", action="store_true", help="print a JSON list instead of a table (times in hours)")
+    p.add_argument("--time-unit", default="auto", choices=["auto", *UNITS], help="unit of the table's times")
+    p.add_argument("--json", action="store_true", help="a JSON list instead of a table (times in hours)")
     return p.parse_args(argv)
 
 
 def pick_unit(rows: list[dict]) -> str:
     """The time unit that suits the runs (pods.analysis.figures.time_unit_for of the longest time)."""
+    from pods.analysis.figures import time_unit_for  # matplotlib: once the arguments are read
+
     return time_unit_for(max((r[k] for r in rows for k in TIME_KEYS if r[k] is not None), default=0.0))
 
 
@@ -110,6 +107,11 @@ def table(rows: list[dict], unit: str = "auto") -> str:
 
 
 def compute(args: argparse.Namespace) -> list[dict]:
+    from pods.analysis.curves import setting_curve  # numpy, scipy: once the arguments are read
+    from pods.analysis.loaders import comparable_metric
+    from pods.analysis.settings import base_run, load_setting
+    from pods.analysis.speedup import speedup
+
     base = base_run(args.base)
     load = lambda s: load_setting(s, args.results, hours_per_checkpoint=args.hours_per_checkpoint,  # noqa: E731
                                   irregular=args.irregular, csv_time_unit=args.csv_time_unit,

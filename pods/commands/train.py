@@ -1,4 +1,4 @@
-"""`pods train` (and train.py): train with GRPO-PODS / GRPO / GRPO-GA; config in config/train.yaml (Hydra).
+"""Train with GRPO-PODS / GRPO / GRPO-GA (`pods train`, train.py): config/train.yaml composed by Hydra.
 
     pods train experiment=demo                                    # the CPU demo (= python train.py experiment=demo)
     pods train model=tiny dataset=arithmetic rl.max_steps=2 rl.n=8 rl.m=4
@@ -17,19 +17,23 @@ use by another process; 130 / 143 / 129 a second signal (exit at once), or a sig
 evaluation (training saved); 1 an unexpected error (its traceback, and what the program was doing).
 """
 
+from __future__ import annotations
+
 import os
 import shlex
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pods.cli import HydraApp, quiet_openmp, set_cpu_threads, sweep_job
+from pods.cli import HydraApp, quiet_openmp, set_cpu_threads, show, sweep_job
+from pods.commands import hydra_help
 from pods.config.files import CONFIG_DIR, groups
 
-quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
+if TYPE_CHECKING:  # omegaconf loads with Hydra, after --help
+    from omegaconf import DictConfig
 
-import hydra  # noqa: E402
-from omegaconf import DictConfig  # noqa: E402
+quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
 PROG = "train.py"  # how this program was started: "train.py" (python train.py) or "pods train"
 
@@ -132,13 +136,38 @@ def cli_overrides(argv: list[str], prog: str = PROG) -> list[str]:
     return args
 
 
+HELP = """usage: {prog} [key=value ...] [group=option ...] [-m] [--cfg job] [--config-help]
+
+arguments:
+  key=value       a setting of config/train.yaml: rl.n=64 rl.m=16 rl.rule=max_variance; TRL's
+                  names work (num_generations=64); an unknown key is refused with the closest one
+  group=option    a file of config/<group>/:
+{groups}
+options:
+  -m, --multirun  a sweep: a job per value of a comma list (rl.n=16,32,64), each in its own process
+  --cfg job       print the composed config and exit
+  --config-help   every setting with its default (Hydra's help: the whole config, long)
+  --hydra-help    Hydra's own options
+  -h, --help      this help
+
+Rerunning the same command resumes from the newest intact checkpoint. Exit codes: 0 done, or
+stopped by Ctrl-C after saving the step; 129 / 143 stopped by SIGHUP / SIGTERM after saving;
+2 a problem to fix (one message); 1 a bug (its traceback). docs/training.md, docs/configuration.md.
+"""
+
+
 def main(argv: list[str] | None = None, prog: str = PROG) -> None:
     """Run `prog argv` (default: this process's own arguments): Hydra composes config/train.yaml with them."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in argv or "--help" in argv:  # before Hydra loads: a screen, not the config dump
+        sys.exit(show(hydra_help(__doc__, HELP, prog, "train")))
+    import hydra
+
     app = HydraApp(prog)  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
 
     @hydra.main(config_path=str(CONFIG_DIR), config_name="train", version_base=None)
     def job(cfg: DictConfig):  # a sweep's launcher runs it in each job's process (pickled with `app`, `prog`)
         return app.job(lambda: run(cfg, prog), doing=describe(cfg))  # a failed sweep job hands its JobFailure back
 
-    sys.argv[1:] = cli_overrides(sys.argv[1:] if argv is None else argv, prog)
+    sys.argv[1:] = cli_overrides(["--help" if a == "--config-help" else a for a in argv], prog)  # Hydra's dump
     app.main(job)

@@ -25,7 +25,6 @@ Writes to the run directory (rank 0): `config.yaml` (the resolved preset), `metr
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import difflib
 import math
@@ -38,13 +37,9 @@ from pods.config.files import CONFIG_DIR
 
 quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
-import torch  # noqa: E402
-
-if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
-    os.environ.setdefault("TRITON_INTERPRET", "1")
-
 from omegaconf import OmegaConf  # noqa: E402
 
+from pods.commands import parser  # noqa: E402
 from pods.errors import ConfigError  # noqa: E402
 
 ALGORITHMS = ("pods", "grpo_ga")
@@ -143,7 +138,7 @@ def check_trl_keys(trl_kwargs: dict, algorithm: str, preset) -> None:
     pods fields) does not have, each with the closest field name."""
     import trl
 
-    from pods.integrations.trl import GRPOGAConfig, PODSConfig
+    from pods.integrations.trl import GRPOGAConfig, PODSConfig  # first: on a CPU, Triton interpreted (TRL's kernel)
 
     cls = PODSConfig if algorithm == "pods" else GRPOGAConfig
     valid = sorted(f.name for f in dataclasses.fields(cls) if f.init)
@@ -230,6 +225,8 @@ def _model(cfg: dict):
 
 def build(cfg: dict, run_dir: Path, plan, callbacks=()):
     """The trainer for a loaded preset, its run directory prepared by `plan` (rank 0)."""
+    import torch
+
     from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer, trl_reward_funcs
     from pods.integrations.trl.resume import apply_plan
     from pods.integrations.trl.runlog import RunLog
@@ -265,16 +262,20 @@ def build(cfg: dict, run_dir: Path, plan, callbacks=()):
     return trainer
 
 
-def train(argv: list[str] | None = None, prog: str = "train_trl.py"):
-    """Run (or resume) a preset; returns (trainer or None when already finished, run_dir)."""
-    from pods.integrations.trl.resume import mark_finished, plan_run
-
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+def train(argv: list[str] | None = None, prog: str = "train_trl.py", *, threads: bool = False):
+    """Run (or resume) a preset; returns (trainer or None when already finished, run_dir). threads: apply
+    PODS_THREADS (pods.cli.set_cpu_threads) once the arguments are read, as the command line does."""
+    p = parser(prog, __doc__, usage="%(prog)s [options] preset=<name> [key=value ...]",
+               epilog="Presets: config/trl/ (a comment above every key); docs/multi-gpu.md.")
     p.add_argument("--preset", help="a preset file of your own (YAML); config/trl/'s by name: preset=<name>")
     p.add_argument("--as-grpo-ga", action="store_true", help="run the GRPO-GA comparison of a PODS preset")
     p.add_argument("overrides", nargs="*", help="preset=<name> of config/trl/, then Hydra overrides, e.g. "
                    "max_train_seconds=600")
     a = p.parse_args(argv)
+    if threads:
+        set_cpu_threads()
+    from pods.integrations.trl.resume import mark_finished, plan_run  # TRL (on a CPU: Triton interpreted) from here
+
     names = [o.split("=", 1)[1] for o in a.overrides if o.startswith("preset=")]
     if len(names) > 1:
         raise ConfigError(f"one preset=<name>, got {len(names)}")
@@ -300,10 +301,10 @@ def train(argv: list[str] | None = None, prog: str = "train_trl.py"):
 def main(argv: list[str] | None = None, prog: str = "train_trl.py") -> int:
     """`train` for the command line: a preset or data problem is one message and exit code 2 (pods.cli)."""
     def run(args):
-        set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
-        train(args, prog)
+        train(args, prog, threads=True)  # PODS_THREADS, else as pods.cli.cpu_threads chooses
 
-    return run_script(run, argv, program=prog)
+    return run_script(run, argv, program=prog, interrupted="rerun the same command to continue from the latest "
+                      "complete checkpoint")
 
 
 if __name__ == "__main__":  # accelerate launch -m pods.commands.trl ... (one process per GPU)

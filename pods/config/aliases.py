@@ -124,11 +124,28 @@ def _map_values(name: str, alias: Alias, value: str) -> str:
     return ",".join(out)
 
 
+def group_problem(group: str, value: str, options, leaves=()) -> str | None:
+    """Why `group=value` names no option of the config group (each value of a sweep's comma list), in the words of
+    an unknown key: the options, the closest one, and the key of the same name when there is one (rule=cppo ->
+    rl.rule=cppo); None for an option, null, or Hydra's own forms (glob(...), interpolations)."""
+    if not options or not re.fullmatch(r"[\w.\-]+(,[\w.\-]+)*", value):
+        return None
+    bad = [v for v in value.split(",") if v not in options and v != "null"]
+    if not bad:
+        return None
+    close = difflib.get_close_matches(bad[0], list(options), n=1, cutoff=0.6)
+    key = sorted(k for k in leaves if k.rsplit(".", 1)[-1] == group)
+    return (f"unknown config group option '{group}={bad[0]}': config/{group}/ has no {bad[0]}.yaml; "
+            + (f"did you mean {group}={close[0]}? " if close else "") + f"the options: {', '.join(options)}"
+            + (f"; or set the key itself: {key[0]}={bad[0]}" if key and not close else ""))
+
+
 def rewrite_overrides(args: list[str], groups=()) -> tuple[list[str], list[str]]:
     """Hydra command-line overrides with TRL names replaced by train.py's keys: (new args, notes).
 
     ValueError (listing every problem) for keys that are neither train.py keys, config groups,
-    open sections nor TRL aliases, with the closest key as a "did you mean" hint."""
+    open sections nor TRL aliases, with the closest key as a "did you mean" hint; with `groups` a dict of
+    {group: options} (pods.config.files.groups), also for a group option that does not exist."""
     leaves, open_ = schema_keys()
     out, notes, problems = [], [], []
     for arg in args:
@@ -154,6 +171,8 @@ def rewrite_overrides(args: list[str], groups=()) -> tuple[list[str], list[str]]
             or key.startswith("backend.") and _backend_key(key)
         if not known and prefix not in ("+", "++"):
             problems.append(f"unknown config key {key!r}; " + (hint(key) or "see config/train.yaml for the keys"))
+        elif key in groups and isinstance(groups, dict) and rest and prefix != "~":
+            problems += [p for p in [group_problem(key, rest[1:], groups[key], leaves)] if p]
         out.append(arg)
     if problems:
         raise ValueError("\n  - ".join(["invalid overrides:", *problems]))

@@ -21,6 +21,7 @@ from pods.backends.checks import backend_problems, model_problems
 from pods.config.aliases import hint
 from pods.config.fields import by_key, finite, integer, output_path, walk
 from pods.config.schema import EvalConfig, HeldoutConfig, RLConfig, TrainConfig, WarmStartSettings
+from pods.core import profiles
 from pods.core.lab_checks import lab_problems
 from pods.data.math_labels import labels_problem
 from pods.errors import ConfigError
@@ -74,7 +75,28 @@ def _rl(cfg) -> list[str]:
                     if rl.logprob_temperature else "") + "; set rl.temperature > 0 (the paper: 0.9)")
     if rl.max_steps is None and rl.max_time is None and rl.token_budget is None:
         p.append("the run never stops: set rl.max_steps, rl.max_time or rl.token_budget")
-    return p + _saving(rl) + _budget(rl) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
+    return p + _saving(rl) + _budget(rl) + _time_budget(cfg) + _n_m(rl) + _dynamic(rl) + lab_problems(rl)
+
+
+def _time_budget(cfg) -> list[str]:
+    """rl.budget_cost=seconds needs a profile that loads and was measured on the run's backend; a profile or a
+    token weight that would not act is refused."""
+    rl = cfg.rl
+    if rl.budget_cost != "seconds":
+        return [f"rl.budget_profile={rl.budget_profile} prices seconds only: set rl.budget_cost=seconds, or "
+                "rl.budget_profile=null"] if rl.budget_profile is not None else []
+    p = []
+    if rl.token_budget_weight != getattr(RLConfig, "token_budget_weight"):
+        p.append(f"rl.token_budget_weight={rl.token_budget_weight} weighs tokens, but rl.budget_cost=seconds prices "
+                 f"steps on rl.budget_profile: leave it at {getattr(RLConfig, 'token_budget_weight')}")
+    if rl.budget_profile is None:
+        return p + [f"rl.budget_cost=seconds needs rl.budget_profile: one of {', '.join(profiles.known())} or a "
+                    "profile file (`pods gpu-check --config ... --random-weights` measures one)"]
+    try:
+        profiles.load(rl.budget_profile).check_backend(str(cfg.backend.name))
+    except ConfigError as err:
+        p.append(f"rl.budget_profile: {err}")
+    return p
 
 
 def _dynamic(rl) -> list[str]:

@@ -1,7 +1,9 @@
 """Where the Hydra config tree is (config/train.yaml, config/evaluate.yaml and their groups), and composing it.
 
-    from pods.config.files import CONFIG_DIR, compose, groups
+    from pods.config.files import CONFIG_DIR, compose, composed_groups, groups
     cfg = compose(["experiment=demo", "rl.n=8"])                 # config/train.yaml with overrides
+    groups()["rule"], composed_groups("train")                   # a group's options; the groups train.yaml composes
+    compose([f"output_root={quote(path)}"])                      # a path as a value, whatever characters it holds
     cfg = compose(["run_dir=x"], name="evaluate")                # config/evaluate.yaml
     compose(["experiment=gsm8k_main"], hydra=True).hydra.sweeper  # with Hydra's own section (a preset's sweep)
 
@@ -11,15 +13,32 @@ A checkout reads its own `config/`; an installed wheel carries a copy of it as `
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 _PACKAGED = Path(__file__).resolve().parents[1] / "_config"  # the wheel's copy
 CONFIG_DIR = _PACKAGED if _PACKAGED.is_dir() else Path(__file__).resolve().parents[2] / "config"
 
 
-def groups() -> list[str]:
-    """The config groups (model, dataset, ...): names an override like `model=tiny` may choose from."""
-    return sorted(p.name for p in CONFIG_DIR.iterdir() if p.is_dir())
+def quote(value) -> str:
+    """`value` as a quoted value of Hydra's override grammar, read back as exactly `value` whatever it holds (a space,
+    a quote, an apostrophe, a backslash, ${...}): f"output_root={quote(path)}"."""
+    text = re.sub(r"(\\+)(?='|$)", lambda m: m.group(1) * 2, str(value))  # backslashes before a quote or the end
+    return "'" + text.replace("'", "\\'").replace("${", "\\${") + "'"
+
+
+def groups() -> dict[str, list[str]]:
+    """The config groups (model, dataset, ...) and their options (config/<group>/*.yaml by name): what an override
+    like `model=tiny` may choose from (a group of groups, hydra/: no options of its own)."""
+    return {p.name: sorted(f.stem for f in p.glob("*.yaml")) for p in sorted(CONFIG_DIR.iterdir()) if p.is_dir()}
+
+
+def composed_groups(name: str = "train") -> list[str]:
+    """The groups config/<name>.yaml composes (its defaults list; Hydra's own and `override` entries aside)."""
+    import yaml  # PyYAML (OmegaConf's): a plain read of the defaults list, no composition
+
+    entries = yaml.safe_load((CONFIG_DIR / f"{name}.yaml").read_text()).get("defaults") or []
+    return [k for e in entries if isinstance(e, dict) for k in e if " " not in k and "/" not in k]
 
 
 def compose(overrides: list[str], *, hydra: bool = False, name: str = "train"):

@@ -122,7 +122,7 @@ class RLConfig:
                                           "completions: auto (only when beta > 0 needs it) | always (at beta = 0 too,"
                                           " as the authors' trainer every step: the loss and gradient are unchanged, "
                                           "the KL is logged, the step takes their time; the paper presets set it)",
-                                  choices="pods.core.losses:REFERENCE_PASSES")
+                                  choices="pods.core.reference:REFERENCE_PASSES")
     aggregation: str = setting("sequence", "loss aggregation: sequence (mean per completion, then over completions: "
                                            "the authors') | token. Every batch is trained on once, so the importance "
                                            "ratio is 1", choices="pods.core.losses:AGGREGATIONS",
@@ -184,6 +184,13 @@ class RLConfig:
     save_tokens: float | None = setting(None, "also checkpoint after the step whose cost passes each multiple of "
                                         "this (the leaderboard's budget points; null: off)", low=0, low_open=True,
                                         resume_safe=True)
+    budget_cost: str = setting("tokens", "what token_budget and save_tokens count: tokens (generated + "
+                                         "token_budget_weight x trained) | seconds (a step's modelled seconds on "
+                                         "budget_profile, from the cost ledger; docs/leaderboard.md \"Time, not "
+                                         "tokens\")", choices="pods.core.timing:BUDGET_COSTS")
+    budget_profile: str | None = setting(None, "the machine profile of budget_cost=seconds: cpu | l40s-unsloth | "
+                                               "h100-hf | a measured one (pods gpu-check --random-weights) | a "
+                                               "profile file (pods.core.profiles)")
     max_nonfinite_steps: int = setting(3, "stop after this many consecutive steps whose loss or gradient norm is "
                                           "NaN/inf (each one is skipped: no optimizer step, `skipped: true` in "
                                           "metrics.jsonl)", low=1, why="1: stop at the first non-finite step",

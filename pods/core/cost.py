@@ -86,8 +86,8 @@ def cost_metrics(*, generated: list[torch.Tensor], trained_tokens: float, rollou
     last step's row (a resumed run's from its checkpoint; one that predates a total: ledger_totals' estimate).
     generated: completion lengths of every rollout generated this step, one tensor per generation round;
     trained_tokens: tokens carrying the policy gradient; batches: decoded_batches of every generation call
-    (None: one batch per round, prompts and context not counted); tokens_updated: prompt + completion tokens of the rollouts
-    trained (the update's forward and backward; None: trained_tokens)."""
+    (None: one batch per round, prompts and context not counted); tokens_updated: prompt + completion tokens of the
+    rollouts trained (the update's forward and backward; None: trained_tokens)."""
     if batches is None:
         batches = [Decoded(g.numel(), int(g.max()), 0, 0) for g in generated if g.numel()]
     row = {"cost/tokens_generated": float(sum(float(g.sum()) for g in generated)),

@@ -15,15 +15,6 @@ from __future__ import annotations
 import torch
 
 AGGREGATIONS = ("sequence", "token")
-REFERENCE_PASSES = ("auto", "always")  # rl.reference_pass
-
-
-def runs_reference(beta: float, reference_pass: str = "auto") -> bool:
-    """Whether a step computes reference log-probs: beta > 0 needs them; `always` runs the pass at beta = 0 too
-    (the authors' trainer did, every step: a cost in time, not in the loss)."""
-    if reference_pass not in REFERENCE_PASSES:
-        raise ValueError(f"unknown reference pass {reference_pass!r}; valid: {', '.join(REFERENCE_PASSES)}")
-    return beta > 0 or reference_pass == "always"
 
 
 def token_logprobs(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

@@ -25,7 +25,7 @@ from pods.backends import merged
 from pods.backends.base import Sampling
 from pods.backends.checks import check_offline, load_error
 from pods.backends.hf import load_tokenizer
-from pods.cli import doing
+from pods.cli import doing, progress
 from pods.config import read_run_config, to_container
 from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
@@ -74,11 +74,11 @@ def score(
 
 
 def sample_answers(generator, prompt_ids: Sequence[list[int]], sampling: Sampling, *, batch_size: int = 256,
-                   n: int = 1) -> tuple[list[str], list[int]]:
+                   n: int = 1, bar=None) -> tuple[list[str], list[int]]:
     """n completions per prompt with `generator` in batches; returns (texts [N*n], lengths [N*n]).
 
     Batch b uses seed `sampling.seed + b` (when a seed is set), so results do not depend on how
-    many batches ran before in this process.
+    many batches ran before in this process. `bar`: a progress bar (pods.cli.progress) advanced by each batch's prompts.
     """
     texts, lengths = [], []
     for b, start in enumerate(range(0, len(prompt_ids), batch_size)):
@@ -87,6 +87,8 @@ def sample_answers(generator, prompt_ids: Sequence[list[int]], sampling: Samplin
         ro = generator.generate(list(prompt_ids[start : start + batch_size]), n, s)
         texts.extend(ro.texts)
         lengths.extend(len(c) for c in ro.completion_ids)
+        if bar is not None:
+            bar.update(len(prompt_ids[start : start + batch_size]))
     return texts, lengths
 
 
@@ -303,37 +305,41 @@ def _evaluate(run_dir: Path, run_cfg, eval_cfg, datasets: list[dict], out: Path,
         tokenizer, load, release = _adapter_weights(run_cfg, build)
     prepared = {ds["key"]: prepare_dataset(ds, tokenizer, read[ds["key"]]) for ds in datasets}
     loaded, generator = None, None
-    for (entry, step, path), ds in todo:
-        if loaded != entry:
-            if loaded is not None and path is None:
-                raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
-            if generator is not None:
-                release(generator)
-            generator, loaded = load(path), entry
-        seconds = 0.0 if path is None else elapsed[path]
-        prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
-        with doing(f"evaluating {entry} of {run_dir} on {ds['key']}"):
-            for r in range(results.done(entry, ds["key"]), R):
-                sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
-                                    top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
-                texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size))
-                metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn,
-                                                    cols=cols)
-                k = int(eval_cfg.get("examples", 3))
-                examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i],
-                             "correct": correct[i], "formatted": formatted[i]} for i in range(min(k, len(texts)))]
-                shown = ("ans_acc", "for_acc", "both_acc") if format_fn else ("ans_acc",)  # no format: no for/both
-                line = (f"{entry} {ds['key']} repeat {r}: " + " ".join(f"{m} {metrics[m]:.4f}" for m in shown)
-                        + f" length {metrics['lengths']:.1f}")
-                if paper_fn:
-                    paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
-                                                          format_fn=paper_format_fn, cols=cols)
-                    metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
-                    for ex, c, f in zip(examples, p_correct, p_formatted):
-                        ex.update(paper_correct=c, paper_formatted=f)
-                    line += f" | paper ({eval_cfg.paper_grader}): " + " ".join(f"{m} {paper[m]:.4f}" for m in shown)
-                results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
-                log(line)
+    total = sum((R - results.done(entry, ds["key"])) * len(prepared[ds["key"]][0]) for (entry, _, _), ds in todo)
+    with progress(total, f"evaluating {run_dir.name}", "problems") as bar:  # counts and an ETA on stderr
+        say = bar.write if log is print else log  # a line above the bar
+        for (entry, step, path), ds in todo:
+            if loaded != entry:
+                if loaded is not None and path is None:
+                    raise RuntimeError("base model must be evaluated before any checkpoint is loaded")
+                if generator is not None:
+                    release(generator)
+                generator, loaded = load(path), entry
+            seconds = 0.0 if path is None else elapsed[path]
+            prompts, answers, cols, answer_fn, format_fn, prompt_texts = prepared[ds["key"]]
+            with doing(f"evaluating {entry} of {run_dir} on {ds['key']}"):
+                for r in range(results.done(entry, ds["key"]), R):
+                    sampling = Sampling(max_tokens=int(eval_cfg.max_tokens), temperature=float(eval_cfg.temperature),
+                                        top_p=float(eval_cfg.get("top_p", 1.0)), seed=int(eval_cfg.seed) + 1000 * r)
+                    texts, lens = sample_answers(generator, prompts, sampling, batch_size=int(eval_cfg.batch_size),
+                                                 bar=bar)
+                    metrics, correct, formatted = score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn,
+                                                        cols=cols)
+                    k = int(eval_cfg.get("examples", 3))
+                    examples = [{"prompt": prompt_texts[i], "completion": texts[i], "answer": answers[i],
+                                 "correct": correct[i], "formatted": formatted[i]} for i in range(min(k, len(texts)))]
+                    shown = ("ans_acc", "for_acc", "both_acc") if format_fn else ("ans_acc",)  # no format: no for/both
+                    line = (f"{entry} {ds['key']} repeat {r}: " + " ".join(f"{m} {metrics[m]:.4f}" for m in shown)
+                            + f" length {metrics['lengths']:.1f}")
+                    if paper_fn:
+                        paper, p_correct, p_formatted = score(texts, lens, answers, answer_fn=paper_fn,
+                                                              format_fn=paper_format_fn, cols=cols)
+                        metrics.update({f"paper_{m}": paper[m] for m in ("ans_acc", "for_acc", "both_acc")})
+                        for ex, c, f in zip(examples, p_correct, p_formatted):
+                            ex.update(paper_correct=c, paper_formatted=f)
+                        line += f" | paper ({eval_cfg.paper_grader}): " + " ".join(f"{m} {paper[m]:.4f}" for m in shown)
+                    results.add(entry, ds["key"], r, metrics, step=step, elapsed_seconds=seconds, examples=examples)
+                    say(line)
     if generator is not None:
         release(generator)
     return results

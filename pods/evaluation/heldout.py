@@ -20,6 +20,7 @@ from omegaconf import OmegaConf
 
 from pods import backends
 from pods.backends.base import Sampling
+from pods.cli import progress
 from pods.config.schema import HeldoutConfig
 from pods.evaluation import complete_checkpoints, eval_datasets, prepare_dataset, sample_answers, score
 from pods.io import atomic_write_json
@@ -36,16 +37,16 @@ def heldout_problems(tokenizer, run_cfg, ev: HeldoutConfig) -> tuple:
     return prepare_dataset(ds, tokenizer)
 
 
-def heldout_accuracy(generator, problems: tuple, ev: HeldoutConfig, max_tokens: int) -> dict[str, float]:
+def heldout_accuracy(generator, problems: tuple, ev: HeldoutConfig, max_tokens: int, bar=None) -> dict[str, float]:
     """Held-out accuracy of the current policy on `problems` (heldout_problems): sampled pass@1 = mean
     accuracy over `ev.draws` samples per problem, plus greedy accuracy when `ev.greedy`; with `ev.format_reward`
     the format rates too (`sampled_format`, `greedy_format`: share of completions it scores > 0); `problems`: how
-    many there were."""
+    many there were. `bar`: a progress bar advanced by each answered prompt."""
     prompts, answers, cols, answer_fn, format_fn, _ = problems
 
     def measured(temperature: float, seed: int) -> dict[str, float]:
         s = Sampling(max_tokens=max_tokens, temperature=temperature, seed=seed)
-        texts, lens = sample_answers(generator, prompts, s, batch_size=ev.batch_size)
+        texts, lens = sample_answers(generator, prompts, s, batch_size=ev.batch_size, bar=bar)
         return score(texts, lens, answers, answer_fn=answer_fn, format_fn=format_fn, cols=cols)[0]
 
     draws = [measured(ev.temperature, ev.seed + 1000 * r) for r in range(ev.draws)]
@@ -112,12 +113,15 @@ def final_heldout(run_dir: str | Path, log=print) -> dict[str, dict] | None:
         if todo:
             policy, generator = backends.build(run_cfg)
             problems = heldout_problems(policy.tokenizer, run_cfg, ev)  # the same problems before and after
-        for name in todo:  # the base first, then the checkpoint loaded over it
-            if name != "base":
-                policy.load(last / "policy")
-                generator.update_weights(policy)
-            log(f"held-out evaluation of {run_dir.name}/{name}{' (before RL)' if name == 'base' else ''} ...")
-            results[name] = heldout_accuracy(generator, problems, ev, max_tokens)
-            atomic_write_json(path, {"settings": settings, "results": results})
+            answers = len(todo) * (ev.draws + int(ev.greedy)) * len(problems[0])
+            with progress(answers, f"held-out evaluation of {run_dir.name}", "problems") as bar:
+                for name in todo:  # the base first, then the checkpoint loaded over it
+                    if name != "base":
+                        policy.load(last / "policy")
+                        generator.update_weights(policy)
+                    (bar.write if log is print else log)(
+                        f"held-out evaluation of {run_dir.name}/{name}{' (before RL)' if name == 'base' else ''} ...")
+                    results[name] = heldout_accuracy(generator, problems, ev, max_tokens, bar)
+                    atomic_write_json(path, {"settings": settings, "results": results})
     log(before_after_line(run_cfg, ev, results["base"], results[last.name], last.name))
     return {"base": results["base"], last.name: results[last.name]}

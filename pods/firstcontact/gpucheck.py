@@ -3,6 +3,7 @@
     r = run_variant("vllm", tiny=False, model="Qwen/Qwen2.5-0.5B-Instruct", out_dir=Path("checkpoints/gpu-check"))
     r["ok"], r["reasons"]              # PASS / FAIL and why; also loss, moved, greedy, probe, peak_memory_gib, seconds
     run_config(["experiment=gsm8k_main"], out_dir=Path("checkpoints/gpu-check"))   # estimate vs measured peak
+    cpu_refusal(["experiment=gsm8k_main"])   # why a GPU-sized step is not run here (no CUDA), or None
 
 `run_variant` trains a variant (`VARIANTS`, from each backend's declared variants: a backend, LoRA or full) for `steps` steps of `pods.run.trainer.train`,
 then checks: finite loss and gradient, trainable weights moved, the generator's greedy output is the trainee's
@@ -23,8 +24,9 @@ import torch
 from pods.backends import BACKENDS, facts
 from pods.backends import memory as mem
 from pods.backends.base import Sampling
-from pods.backends.checks import model_architecture
-from pods.config.files import compose
+from pods.backends.checks import model_architecture, no_cuda_reason
+from pods.config.files import compose, quote
+from pods.errors import ConfigError
 from pods.run import trainer
 from pods.run.metrics import read_metrics
 from pods.run.prepare import load_prompts
@@ -35,13 +37,32 @@ PROBE_PROMPTS = 4
 PHASES = ("generation", "scoring", "update", "weight_sync", "step")
 
 
+def cpu_refusal(overrides_: list[str]) -> str | None:
+    """Why the step of config/train.yaml with `overrides_` is not run here: it is sized for a GPU (backend.device
+    auto or cuda) and this machine has no CUDA, so it would train a GPU-sized model on the CPU (a 3B model: a
+    12 GB checkpoint, hours a step); None when CUDA is here or the config says backend.device=cpu."""
+    if torch.cuda.is_available():
+        return None
+    try:
+        cfg = compose(list(overrides_))
+    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown group option, a bad value
+        raise ConfigError(f"--config {' '.join(overrides_)}: cannot compose it: {str(err).splitlines()[0]}") from None
+    if str((cfg.get("backend") or {}).get("device", "auto")) == "cpu":
+        return None
+    given = " ".join(overrides_)
+    return (f"--config {given} measures a step on a CUDA GPU, and {no_cuda_reason()}; nothing was written. On this "
+            f"machine: `pods preflight --gpu L40S {given}` prints the memory estimate; `bash scripts/offline_gpu_check.sh "
+            "--dry-run` runs the same steps at a CPU size (backend.device=cpu, a small model.architecture: "
+            "docs/gpu.md); `pods gpu-check --tiny` checks the loop on the CPU")
+
+
 def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path,
               real_cpu: bool = False) -> list[str]:
     """Hydra overrides of config/train.yaml for one variant of the check."""
     backend, lora = VARIANTS[variant]
     run = [f"backend={backend}", f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no",
            "rl.save_final=false", "logging.progress=false", "resume=false",
-           f"output_root={out_dir}", f"run_name={variant}", "rl.n=8", "rl.m=4", "rl.temperature=1.0"]
+           f"output_root={quote(out_dir)}", f"run_name={variant}", "rl.n=8", "rl.m=4", "rl.temperature=1.0"]
     if real_cpu:  # SmolLM2-135M-Instruct from the real-cpu extra (pods.backends.gguf), on CPU, no download
         # one-digit sums in the chat template: a 135M model gets some right in 16 tokens, so rewards differ within
         # a group and the update has a gradient (on word problems every reward was 0)
@@ -56,11 +77,11 @@ def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int
         return run
     if tiny:  # the CPU demo's warm-started tiny model (heads=2: a head size vLLM's CPU kernels have)
         run += ["experiment=demo", "evaluation=null", "warmstart.heads=2", "warmstart.kv_heads=1",
-                f"warmstart.cache_dir={cache_dir}", "dataset.limit=256", "rl.prompts_per_step=4",
+                f"warmstart.cache_dir={quote(cache_dir)}", "dataset.limit=256", "rl.prompts_per_step=4",
                 "rl.micro_batch_size=16"]
         run += ["model.lora.rank=8", "model.lora.alpha=16"] if lora else []
         return run + list(facts(backend).tiny_overrides)
-    run += [f"model.name={model}", "model.short_name=gpu-check", "dataset=arithmetic",
+    run += [f"model.name={quote(model)}", "model.short_name=gpu-check", "dataset=arithmetic",
             "dataset.prompt_style=instruct", "dataset.limit=256", "dataset.accuracy_reward=gsm8k",
             "dataset.rewards=[{name: gsm8k, weight: 1.0}, {name: tags, weight: 0.1}]",
             "rl.prompts_per_step=2", "rl.micro_batch_size=8", "rl.max_prompt_tokens=256",
@@ -247,7 +268,7 @@ def run_config(overrides_: list[str], *, out_dir: Path) -> dict:
     (vLLM's weights and KV cache included, its engine runs in this process) and reservation; CPU: peak RSS.
     """
     cfg = compose([*overrides_, "rl.max_steps=1", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=false",
-                   "logging.progress=false", "resume=false", f"output_root={out_dir}", "run_name=config-check",
+                   "logging.progress=false", "resume=false", f"output_root={quote(out_dir)}", "run_name=config-check",
                    "check_memory=false"])
     cuda = torch.cuda.is_available()
     total = torch.cuda.mem_get_info()[1] / mem.GIB if cuda else mem.GPUS["L40S"]

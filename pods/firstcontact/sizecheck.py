@@ -4,13 +4,16 @@
     r["seconds"], r["tokens_per_second"]      # per phase (mean over steps after the first), generated / trained
     r["memory"]                               # measured terms beside the preflight's estimate of the same terms
     r["cost_weight"]                          # w: a trained token's seconds over a generated token's (leaderboard)
+    r["profile"]                              # the machine profile measured (pods.firstcontact.speedcheck), saved
 
 The model is built from `model.architecture` (config/model/*.yaml: layers, hidden, intermediate, heads, kv heads,
 vocab, tied embeddings) with random weights, saved once per architecture under out_dir/models/ and loaded by the
 backend as a checkpoint would be (4-bit, LoRA, dtypes as configured). The tokenizer has the real vocabulary size
 and an end-of-sequence id outside the model's vocabulary, so every completion runs to `completion_tokens`; the
 prompts are `prompt_tokens` tokens each (default: rl.max_prompt_tokens, the preflight's worst case). Rewards are
-the config's own verifiers on meaningless text (all zero). docs/gpu.md "A real-size step with no download".
+the config's own verifiers on meaningless text (all zero). After the last step, generation is timed at each of
+`profile_batches` x `profile_lengths` and a machine profile is fitted and saved where `--profile` finds it
+(pods.core.profiles.profile_dir(); None: no sweep). docs/gpu.md "A real-size step with no download".
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import hashlib
 import importlib.metadata
 import json
 import platform
+import re
 from dataclasses import asdict
 from pathlib import Path
 
@@ -26,9 +30,11 @@ import torch
 
 from pods.backends import memory as mem
 from pods.backends.checks import driver_version, model_architecture
-from pods.config.files import compose
+from pods.config.files import compose, quote
+from pods.core import profiles
 from pods.core.cost import measure_weight
 from pods.firstcontact.gpucheck import PHASES, like_with_like, peak_memory
+from pods.firstcontact.speedcheck import GenerationSweep, measured_profile
 from pods.run import trainer
 from pods.run.metrics import read_metrics
 
@@ -149,8 +155,10 @@ def memory_report(est: mem.Estimate, probe: StepMemory, total_gib: float) -> dic
 
 
 def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_tokens: int | None = None,
-               completion_tokens: int | None = None) -> dict:
-    """`steps` training steps of the config with random weights and stand-in prompts; the result row."""
+               completion_tokens: int | None = None, profile_batches: tuple[int, ...] | None = (16, 64, 256),
+               profile_lengths: tuple[int, ...] | None = None, profile_name: str | None = None) -> dict:
+    """`steps` training steps of the config with random weights and stand-in prompts, then the profile's generation
+    sweep (profile_lengths default: a quarter, half and all of the completion length); the result row."""
     out_dir = Path(out_dir)
     base = compose(list(overrides_))
     arch = model_architecture(base.model)
@@ -159,12 +167,12 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
     dtype = torch.float32 if str(base.model.dtype) == "float32" or not torch.cuda.is_available() else torch.bfloat16
     model_dir = random_model(arch, out_dir / "models", dtype)
     data = write_prompts(out_dir, P)
-    run = [*overrides_, f"model.name={model_dir}", f"dataset.name={data}:prompts", "dataset.path=null",
+    run = [*overrides_, f"model.name={quote(model_dir)}", f"dataset.name={quote(f'{data}:prompts')}", "dataset.path=null",
            "dataset.limit=null", "dataset.options={}", "dataset.prompt_style=base", "dataset.system_prompt=null",
            "dataset.shuffle_seed=null", f"rl.max_prompt_tokens={P}", f"rl.max_completion_tokens={C}",
            f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=false",
            "rl.dynamic_sampling=false", "evaluation=null", "warmstart=null", "logging.progress=false",
-           "resume=false", f"output_root={out_dir}", "run_name=random-weights", "check_memory=false"]
+           "resume=false", f"output_root={quote(out_dir)}", "run_name=random-weights", "check_memory=false"]
     cfg = compose(run)
     cuda = torch.cuda.is_available()
     total = torch.cuda.mem_get_info()[1] / mem.GIB if cuda else mem.GPUS["L40S"]
@@ -173,7 +181,10 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
         torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_reserved() / mem.GIB if cuda else None  # held by this process before the run: ~0
     probe = StepMemory()
-    rows = read_metrics(trainer.train(cfg, on_step=probe))
+    lengths = tuple(profile_lengths or sorted({max(1, C // 4), max(1, C // 2), C}))
+    sweep = (GenerationSweep(batches=profile_batches, lengths=lengths, prompt_tokens=P, last_step=steps, then=probe)
+             if profile_batches else None)
+    rows = read_metrics(trainer.train(cfg, on_step=sweep or probe))
     later = rows[1:] or rows  # the first step pays for compilation, warm-up and allocator growth
     seconds = {ph: sum(r.get(f"time/{ph}", 0.0) for r in later) / len(later) for ph in PHASES}
     generated = int(cfg.rl.prompts_per_step) * int(cfg.rl.n) * C
@@ -188,7 +199,35 @@ def run_random(overrides_: list[str], *, out_dir: Path, steps: int = 3, prompt_t
             "cost_weight": measure_weight([{r["step"]: r for r in later}]),
             "memory": {**memory_report(est, probe, total), "reserved_before_gib": before},
             "estimate_table": est.table(),
-            "generation_plan": est.generation}
+            "generation_plan": est.generation,
+            "profile": save_profile(sweep, rows, cfg, arch, profile_name) if sweep else None}
+
+
+def save_profile(sweep: GenerationSweep, rows: list[dict], cfg, arch: mem.Architecture, name: str | None) -> dict:
+    """Fit the sweep's and the steps' profile, save it (profiles.profile_dir()): {name, path, constants, ...}."""
+    import datetime
+
+    cuda = torch.cuda.is_available()
+    device = torch.cuda.get_device_name() if cuda else "CPU"
+    backend = str(cfg.backend.name)
+    name = name or "-".join(re.findall(r"[a-z0-9]+", device.lower()) + [backend])
+    compute = 2 if cuda and str(cfg.model.dtype) != "float32" else 4
+    prof = measured_profile(sweep.points, rows, backend=backend, device="cuda" if cuda else "cpu", name=name,
+                            machine=device, model=f"{cfg.model.name} (random weights)", params=float(arch.params()),
+                            kv_bytes_per_token=float(arch.kv_bytes_per_token(compute)), kept=int(cfg.rl.m),
+                            date=datetime.date.today().isoformat(), gpu=gpu_name(device) if cuda else "")
+    path = profiles.save(prof)
+    return {"name": prof.name, "path": str(path), "constants": prof.constants,
+            "points": [{**k, "seconds": t} for k, t in sweep.points]}
+
+
+def gpu_name(device: str) -> str:
+    """`pods preflight --gpu`'s name of a CUDA device name ("NVIDIA H100 80GB HBM3" -> "H100"), else the name."""
+    compact = device.upper().replace(" ", "")
+    for known in sorted(mem.GPUS, key=len, reverse=True):
+        if known.replace("-", "") in compact.replace("-", ""):
+            return known
+    return device
 
 
 def stack() -> dict:

@@ -21,10 +21,10 @@ import time
 
 import torch
 
+from pods.cli import DUPLICATE_SECONDS
 from pods.errors import PodsError
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)  # SIGHUP: the terminal or ssh session closed
-DUPLICATE_SECONDS = 1.0  # the same signal sooner is the first delivered twice: uv run relays Ctrl-C ~0.2 s later
 
 
 def exit_code(signum: int, second: bool = False) -> int:

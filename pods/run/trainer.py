@@ -26,7 +26,8 @@ from pods.core.collect import Batch, RoundsStopped, ShortBatchError, collect, ge
 from pods.core.cost import cost_metrics
 from pods.core.lab import LAB_FILE, Lab
 from pods.core.ledger_writer import Ledger, step_rows, switch_off
-from pods.core.losses import policy_loss, runs_reference
+from pods.core.losses import policy_loss
+from pods.core.reference import runs_reference
 from pods.errors import RewardError
 from pods.run import budget
 from pods.run import checkpoint as ckpt

@@ -39,13 +39,13 @@ from pods.analysis import figures
 from pods.analysis.curves import setting_curve
 from pods.analysis.loaders import load_run_dir, read_json
 from pods.analysis.speedup import difference_ci, first_reach, reach_ratio_ci, speedups
-from pods.config.files import compose
+from pods.config.files import compose, quote
 from pods.errors import PodsError, ResultsError
 from pods.io import atomic_write_json
 from pods.run.warmstart import ensure_warmstart
 from pods.studies import leaderboard
 from pods.studies.leaderboard import TIERS, Tier
-from pods.studies.runner import pods_command, run_jobs, run_logged
+from pods.studies.runner import note, pods_command, run_jobs, run_logged
 
 METHODS = {  # name -> (n, m, rule, dynamic sampling, label)
     "grpo": (16, 16, "none", False, "GRPO 16/16"),
@@ -72,8 +72,8 @@ def train_command(args, method: str, seed: int, model_dir: Path) -> list[str]:
     n, m, rule, dynamic, _ = METHODS[method]
     return [*pods_command("train"), "experiment=demo", f"seed={seed}", f"rl.n={n}", f"rl.m={m}",
             f"rl.rule={rule}", f"rl.dynamic_sampling={str(dynamic).lower()}", "logging.samples_every=0", f"rl.max_steps={args.steps}", "rl.save_strategy=steps", f"rl.save_steps={args.eval_every}",
-            f"model.name={model_dir}", "warmstart=null", "evaluation=null", "logging.progress=false",
-            f"output_root={args.out}", f"run_name={run_name(method, seed)}"]
+            f"model.name={quote(model_dir)}", "warmstart=null", "evaluation=null", "logging.progress=false",
+            f"output_root={quote(args.out)}", f"run_name={run_name(method, seed)}"]
 
 
 def eval_tier(args) -> Tier:
@@ -101,12 +101,12 @@ def do_run(args, method: str, seed: int, model_dir: Path, lock: threading.Lock, 
     log = args.out / f"{run_name(method, seed)}.log"
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     if not (run_dir / f"checkpoint-{args.steps}" / "state.json").is_file():
-        print(f"[{time.strftime('%H:%M:%S')}] train {run_name(method, seed)}", flush=True)
+        note(f"[{time.strftime('%H:%M:%S')}] train {run_name(method, seed)}")
         t = run_logged(train_command(args, method, seed, model_dir), log, threads=1)
         with lock:
             timings[run_name(method, seed)] = {"train": t}
             save_timings(args, timings)
-    print(f"[{time.strftime('%H:%M:%S')}] evaluate {run_name(method, seed)}", flush=True)
+    note(f"[{time.strftime('%H:%M:%S')}] evaluate {run_name(method, seed)}")
     t = run_logged(eval_command(args, run_dir), log, threads=1)
     with lock:
         timings.setdefault(run_name(method, seed), {})["eval"] = t
@@ -130,7 +130,7 @@ def train_all(args) -> None:
     jobs = [(meth, s) for s in args.seeds for meth in args.methods]
     lock, timings = threading.Lock(), {}
     errors = run_jobs(jobs, lambda meth, s: do_run(args, meth, s, model_dir, lock, timings), args.parallel,
-                      catch=Exception)
+                      catch=Exception, progress="demo-compare")
     if errors:
         raise PodsError("failed runs (rerun the same command: finished runs are skipped):\n  " + "\n  ".join(errors))
 

@@ -5,8 +5,9 @@
     train_overrides(tier, arm, seed, runs_dir, model_dir)   # train.py's arguments: the same budget for every arm
     evaluate_both(run_dir, tier)                            # eval_results.json (sampled) + eval_greedy.json
 
-Contract: every arm of a tier runs on the same token budget (rl.token_budget, rl.token_budget_weight = the tier's
-w), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
+Contract: every arm of a tier runs on the same budget (rl.token_budget: tokens with rl.token_budget_weight = the
+tier's w, or modelled seconds on the tier's profile, rl.budget_cost=seconds; `tier.meter` prices a run's rows the
+same way), checkpoints at the same budget points (rl.save_tokens) and is evaluated on the same held-out problems with the
 same evaluation seeds; seed s gives every arm the same prompt stream and warm start. An arm that sets a key the tier
 sets for every arm is a ConfigError (the tier would override it silently). An arm whose `needs` key is refused by
 the config checks (not wired in the loop yet) is unavailable, reported, never faked; any other refused arm is a
@@ -22,9 +23,13 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 from pods.config.checks import validate
-from pods.config.files import compose
-from pods.core.cost import spent
+from pods.config.files import compose, quote
+from pods.core import profiles
+from pods.core.reference import runs_reference
+from pods.core.timing import Meter
 from pods.errors import ConfigError
 from pods.evaluation import evaluate_run
 
@@ -63,33 +68,81 @@ W_GPU = 2.1  # the same, fitted to the paper's GSM8K step rates on an L40S (docs
 class Tier:
     name: str
     overrides: tuple[str, ...]  # the tier's train.py overrides (experiment, model, ...)
-    budget: float  # tokens generated + weight x tokens trained per run
+    budget: float  # per run, in `cost`'s unit: tokens generated + weight x tokens trained, or modelled seconds
     points: int  # budget points (checkpoints, evaluations) after the warm start
     seeds: int
-    weight: float  # w of the cost model
+    weight: float  # w of the token cost
     dataset: str  # held-out dataset of the evaluation
     eval_size: int | None  # held-out problems (None: the whole test split)
     draws: int  # samples per problem for sampled pass@1
     max_tokens: int  # evaluation tokens per answer
     cuda: bool  # validate the arms as on a GPU machine
     gpu: str | None = None  # the memory preflight's GPU
+    cost: str = "tokens"  # tokens | seconds (modelled on `profile`: pods.core.timing)
+    profile: str | None = None  # the machine profile of cost=seconds (None: the tier's machine's, for_machine)
+    budgets: tuple[tuple[str, float], ...] = ()  # (cost, budget) of each cost the tier knows a budget for
+    # seconds of one run = fixed + per x budget, budget in `cost`'s unit (CPU seconds on a CPU tier, GPU hours'
+    # seconds on a GPU tier); None: not measured
+    run_seconds: tuple[float, float] | None = None
+    spread: float | None = None  # seed-to-seed SD of a paired difference to GRPO, greedy, points (measured)
+
+    def budget_in(self, cost: str) -> float | None:
+        """The tier's budget in `cost`'s unit (None: it has none)."""
+        return dict(self.budgets).get(cost)
+
+    def meter(self, reference: bool = False) -> Meter:
+        """A run's cost function on this tier (reference: the run makes a reference pass)."""
+        if self.cost == "seconds":
+            return Meter(constants=profiles.load(self.profile).constants, reference=reference)
+        return Meter(weight=self.weight)
 
     def quick(self) -> Tier:
         """A first look: a fifth of the budget, 4 points, 3 seeds, 500 problems."""
         return dataclasses.replace(self, name=f"{self.name}-quick", budget=self.budget / 5, points=4, seeds=3,
-                                   eval_size=min(self.eval_size or 500, 500))
+                                   eval_size=min(self.eval_size or 500, 500),
+                                   budgets=tuple((c, b / 5) for c, b in self.budgets))
 
 
 TIERS = {
     # GRPO 16/16 spends ~1,290 x (1 + w) = 3,500 per demo step: 1.2 M is about its 340 steps. The first 1,024
     # training problems only, for every arm: the runs meet each prompt again (GRPO: ~5 epochs), as on GSM8K,
     # so a history-based prompt rule (GRESO) has histories to act on
+    # run_seconds: 80 CPU s a run at 1.2 M, 32 at --quick's 240,000 (training, evaluation, start-up; 2 cores,
+    # docs/leaderboard.md); spread: the median over arms at 10 seeds (2.6 at --quick's 3 seeds)
     "cpu": Tier("cpu", ("experiment=demo", "dataset.limit=1024"), budget=1.2e6, points=10, seeds=5, weight=W_CPU, dataset="arithmetic",
-                eval_size=1000, draws=2, max_tokens=6, cuda=False),
-    # the paper's 6 h of GRPO 16/16 on an L40S: ~2,900 steps x 16 completions x ~250 tokens x (1 + w)
-    "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=36e6, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
-                eval_size=None, draws=1, max_tokens=512, cuda=True, gpu="L40S"),
+                eval_size=1000, draws=2, max_tokens=6, cuda=False, budgets=(("tokens", 1.2e6),), run_seconds=(20.0, 5e-5),
+                spread=2.1),
+    # the paper's 6 h on an L40S, modelled (l40s-unsloth: what a step costs there, from its counts); in tokens:
+    # ~2,900 GRPO steps x 16 completions x ~250 tokens x (1 + w); run_seconds: a run trains about its budget of
+    # modelled seconds (the evaluation not counted)
+    "gpu": Tier("gpu", ("experiment=gsm8k_main",), budget=21600, points=12, seeds=5, weight=W_GPU, dataset="gsm8k",
+                eval_size=None, draws=1, max_tokens=512, cuda=True, gpu="L40S", cost="seconds",
+                profile="l40s-unsloth", budgets=(("seconds", 21600), ("tokens", 36e6)), run_seconds=(0.0, 1.0)),
 }
+
+
+T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776}  # Student t's 97.5 % quantile by degrees of freedom
+
+
+def wall_seconds(tier: Tier, runs: int, jobs: int, cores: int) -> float | None:
+    """Estimated wall time of `runs` runs of `tier`, `jobs` at a time, from its measured seconds per run (a CPU tier
+    runs min(jobs, cores) at once, a GPU tier one at a time on its GPU); None when the tier has no measurement."""
+    if tier.run_seconds is None:
+        return None
+    fixed, per = tier.run_seconds
+    return runs * (fixed + per * tier.budget) / (1 if tier.gpu else max(1, min(jobs, cores)))
+
+
+def few_seeds(tier: Tier) -> str | None:
+    """A warning for fewer than 3 seeds: the 95 % interval's width they imply (t(1): +-9 SDs), else None."""
+    if tier.seeds >= 3:
+        return None
+    k = tier.seeds
+    wide = T975[k - 1] / k**0.5
+    width = f"; at this tier's measured spread ({tier.spread:g} points) that is +-{wide * tier.spread:.0f} points" \
+        if tier.spread else ""
+    return (f"warning: {k} seeds: a paired 95 % interval is +-t({k - 1}) x SD / sqrt({k}) = +-{wide:.1f} seed-to-seed "
+            f"SDs wide, {wide / (T975[4] / 5**0.5):.0f}x the protocol's 5 seeds{width}; use --seeds 3 or more")
 
 
 def resolve_arms(specs: list[str]) -> dict[str, Arm]:
@@ -113,16 +166,17 @@ def resolve_arms(specs: list[str]) -> dict[str, Arm]:
 
 
 def budget_overrides(tier: Tier) -> list[str]:
+    cost = ([f"rl.token_budget_weight={tier.weight:g}"] if tier.cost == "tokens" else
+            ["rl.budget_cost=seconds", f"rl.budget_profile={tier.profile}"])
     return ["rl.max_steps=null", "rl.max_time=null", "rl.save_strategy=no", "rl.save_final=true",
-            f"rl.token_budget={tier.budget:g}", f"rl.token_budget_weight={tier.weight:g}",
-            f"rl.save_tokens={tier.budget / tier.points:g}"]
+            f"rl.token_budget={tier.budget:g}", *cost, f"rl.save_tokens={tier.budget / tier.points:g}"]
 
 
 def train_overrides(tier: Tier, arm: Arm, seed: int, runs_dir: Path | None, model_dir: Path | None,
                     run_name: str) -> list[str]:
     """train.py's overrides for one arm x seed: the tier, the arm, the budget, the seed, the shared warm start."""
-    start = [f"model.name={model_dir}", "warmstart=null"] if model_dir is not None else []
-    out = [f"output_root={runs_dir}"] if runs_dir is not None else []
+    start = [f"model.name={quote(model_dir)}", "warmstart=null"] if model_dir is not None else []
+    out = [f"output_root={quote(runs_dir)}"] if runs_dir is not None else []
     return [*tier.overrides, *arm_overrides(tier, arm), *budget_overrides(tier), f"seed={seed}",
             "logging.samples_every=0", "logging.progress=false", "evaluation=null", *start, *out, f"run_name={run_name}"]
 
@@ -174,7 +228,7 @@ def arm_config(tier: Tier, arm: Arm, name: str):
 def eval_overrides(tier: Tier, run_dir: Path, greedy: bool) -> list[str]:
     """config/evaluate.yaml overrides: the same problems and evaluation seeds for every run of the tier."""
     limit = f",limit:{tier.eval_size}" if tier.eval_size else ""
-    ov = [f"run_dir={run_dir}", f"max_tokens={tier.max_tokens}", "seed=1234", "base=true", "examples=0",
+    ov = [f"run_dir={quote(run_dir)}", f"max_tokens={tier.max_tokens}", "seed=1234", "base=true", "examples=0",
           "paper_grader=null", f"datasets=[{{name:{tier.dataset}{limit},format_reward:null}}]"]
     if tier.name.startswith("cpu"):
         ov.append("batch_size=2000")
@@ -195,8 +249,17 @@ def trained(run_dir: Path, tier: Tier) -> bool:
     if not path.is_file():
         return False
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip().endswith("}")]
-    return bool(rows) and spent(rows[-1], tier.weight) >= tier.budget and (
+    return bool(rows) and tier.meter(makes_reference(run_dir))(rows[-1]) >= tier.budget and (
         run_dir / f"checkpoint-{rows[-1]['step']}").is_dir()
+
+
+def makes_reference(run_dir: Path) -> bool:
+    """The run makes a reference pass each step (its config.yaml's rl.beta and rl.reference_pass)."""
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        return False
+    rl = OmegaConf.load(path).rl
+    return runs_reference(float(rl.beta), str(rl.get("reference_pass", "auto")))
 
 
 def evaluated(run_dir: Path) -> bool:

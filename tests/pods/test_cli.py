@@ -194,3 +194,101 @@ def test_set_cpu_threads_applies_the_choice():
         assert cli.set_cpu_threads({"OMP_WAIT_POLICY": "PASSIVE"}) == 1  # None: left as it is
     finally:
         torch.set_num_threads(before)
+
+
+def test_a_closed_stdout_ends_quietly_with_141(monkeypatch, capsys):
+    class Closed:  # a pipe whose reader went away
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("sys.stdout", Closed())
+
+    def main(argv):
+        try:
+            print("a line")
+        except Exception:  # noqa: BLE001 - an `except Exception` on the way does not swallow it
+            raise AssertionError("ClosedPipe is not an Exception")
+
+    assert cli.run_script(main, [], program="p") == 141
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("stop, code, line", [
+    (KeyboardInterrupt(), 130, "p: stopped by Ctrl-C; rerun to continue\n"),
+    (cli.Stopped(15), 143, "p: stopped by SIGTERM; rerun to continue\n"),
+])
+def test_ctrl_c_and_a_signal_are_one_line_and_128_plus_the_signal(capsys, stop, code, line):
+    def main(argv):
+        raise stop
+
+    assert cli.run_script(main, [], program="p", interrupted="rerun to continue") == code
+    assert capsys.readouterr().err == line
+
+
+def test_a_file_system_problem_of_a_named_path_is_one_message_and_exit_2(capsys):
+    def is_a_directory(argv):
+        with cli.doing("resuming checkpoints/x"):
+            raise IsADirectoryError(21, "Is a directory", "checkpoints/x/metrics.jsonl")
+
+    assert cli.run_script(is_a_directory, [], program="p") == 2
+    assert capsys.readouterr().err == ("p: error: checkpoints/x/metrics.jsonl: is a directory where a file was "
+                                       "expected: move it aside (while resuming checkpoints/x)\n")
+    with pytest.raises(SystemExit) as stop:  # the same in a Hydra program's job
+        cli.HydraApp("train.py").job(lambda: is_a_directory([]))
+    assert stop.value.code == 2 and "train.py: error: checkpoints/x/metrics.jsonl: is a directory" in \
+        capsys.readouterr().err
+    assert cli.environment_problem(FileNotFoundError(2, "No such file", "x")) is None  # not named: a traceback
+    assert cli.environment_problem(OSError(28, "No space left")) is None  # no path: a traceback
+
+
+def test_an_output_directory_that_is_a_file_is_refused(tmp_path):
+    import argparse
+
+    (tmp_path / "f").write_text("")
+    with pytest.raises(argparse.ArgumentTypeError, match="is a file; give a directory"):
+        cli.out_dir(str(tmp_path / "f"))
+    assert cli.out_dir(str(tmp_path / "new")) == tmp_path / "new"
+
+
+def test_the_progress_bar_shows_counts_and_the_time_left(capsys):
+    with cli.progress(4, "leaderboard", "runs", initial=1) as bar:
+        for _ in range(3):
+            bar.update(1)
+    err = capsys.readouterr().err
+    assert "leaderboard: 100%" in err and "| 4/4 runs [00:00<00:00, " in err  # [elapsed<left, rate]
+
+
+SIGNALLED = r"""
+import subprocess, sys
+from pods.cli import run_script
+
+def main(argv):
+    subprocess.run([sys.executable, "-c", "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); "
+                    "time.sleep(120)", argv[0]])
+
+sys.exit(run_script(main, sys.argv[1:], program="p", interrupted="nothing is left running"))
+"""
+
+
+def test_a_signal_ends_the_programs_children_and_is_one_line(tmp_path):
+    """`pods gpu-check` under `timeout`: SIGTERM to the parent ends the child it waits for (it used to run on)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_file = tmp_path / "child.pid"
+    proc = subprocess.Popen([sys.executable, "-c", SIGNALLED, str(pid_file)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not (pid_file.is_file() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err == "p: stopped by SIGTERM; nothing is left running\n"
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)

@@ -3,7 +3,9 @@
 import json
 import os
 import re
+import shlex
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -27,17 +29,61 @@ def test_the_carried_wheels_are_the_locked_versions():
         assert needed in carried
 
 
-def test_an_unknown_argument_is_refused():
-    proc = subprocess.run(["bash", str(SCRIPT), "--frobnicate"], capture_output=True, text=True)
-    assert proc.returncode == 2 and "unknown argument --frobnicate" in proc.stderr
+WEIRD = "a dir with 'an apostrophe', \"a quote\" and spaces"  # any path a file system accepts
+
+
+def run(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True, timeout=60, **kwargs)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--frobnicate"], "unknown argument --frobnicate"),
+    (["stray"], "unknown argument stray"),
+    (["--wheels"], "--wheels needs a value"),  # it used to loop forever under set -u
+    (["--out"], "--out needs a value"),
+    (["--python"], "--python needs a value"),
+    (["--steps"], "--steps needs a value"),
+    (["--node-python"], "--node-python needs a value"),
+    (["--out", "--dry-run"], "--out needs a value"),  # the next option is not its value
+    (["--out="], "--out needs a value"),
+    (["--steps", "1"], "--steps must be a whole number >= 2, got '1'"),
+    (["--node-python", "3"], "--node-python must be X.Y (e.g. 3.12), got '3'"),
+    (["--dry-run=yes"], "--dry-run takes no value"),
+])
+def test_an_option_without_its_value_or_an_unknown_one_is_one_line_and_exit_2(tmp_path, argv, message):
+    proc = run(*argv, "--out", str(tmp_path / "o")) if argv[0] != "--out" else run(*argv)
+    assert proc.returncode == 2 and proc.stderr == f"offline_gpu_check.sh: {message} (see --help)\n"
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_path_with_spaces_and_quotes_reaches_the_script_whole(tmp_path):
+    """--wheels and --out in both forms: the wheels folder named exactly in the message, nothing written; an --out
+    that is a file refused."""
+    wheels = tmp_path / WEIRD / "wheels"
+    for form in (["--wheels", str(wheels)], [f"--wheels={wheels}"]):
+        proc = run("--dry-run", *form, "--out", str(tmp_path / WEIRD / "out"))
+        assert proc.returncode == 2 and f"no wheels in {wheels}: run" in proc.stderr, proc.stderr
+    (tmp_path / "file").write_text("")
+    proc = run("--dry-run", "--out", str(tmp_path / "file"))
+    assert proc.returncode == 2 and "is a file; give a directory" in proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
 @pytest.mark.slow
 def test_the_dry_run_sizes_a_step_and_runs_trl_with_nothing_downloaded(tmp_path):
+    """Through --dry-run with a Python and an output folder whose paths hold a space, a quote and an apostrophe:
+    the paths travel as arguments and quoted overrides, never pasted into code (issue 43)."""
     env = {**os.environ, "PODS_THREADS": "1"}
-    proc = subprocess.run(["bash", str(SCRIPT), "--dry-run", "--out", str(tmp_path), "--steps", "2"],
+    weird = tmp_path / WEIRD
+    (weird / "bin").mkdir(parents=True)
+    python = weird / "bin" / "python"  # this environment's Python, called by a path no code could hold unquoted
+    python.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} \"$@\"\n")
+    python.chmod(0o755)
+    proc = subprocess.run(["bash", str(SCRIPT), "--dry-run", "--out", str(weird / "out"), "--steps", "2",
+                           f"--python={python}"],
                           capture_output=True, text=True, cwd=ROOT, timeout=1200, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    tmp_path = weird / "out"
     summary = json.loads((tmp_path / "offline-gpu-check.json").read_text())
     assert summary["missing"] == []
     assert summary["stack"]["packages"]["torch"] and summary["stack"]["cuda_available"] is False

@@ -86,3 +86,26 @@ def test_load_error_keeps_a_message_that_already_says_the_fix():
     err = ConfigError("model.name x: reinstall it")
     assert load_error("x", err) is err
     assert "check the name" in str(load_error("x", OSError("404")))
+
+
+@pytest.mark.parametrize("kind", ["a file", "full", "read-only"])
+def test_a_bad_cache_dir_is_named_as_such_not_as_the_network(tmp_path, monkeypatch, kind):
+    import errno
+
+    source = tmp_path / "model.gguf"
+    source.write_bytes(b"GGUF" + b"\x00" * 64)
+    cache = tmp_path / "cache"
+    if kind == "a file":
+        cache.write_text("")
+        reason = "not a directory"
+    else:
+        code = errno.ENOSPC if kind == "full" else errno.EROFS
+        reason = "no space left on device" if kind == "full" else "read-only file system"
+        monkeypatch.setattr(gguf, "convert", lambda name, src, out: (_ for _ in ()).throw(OSError(code, reason)))
+    monkeypatch.setenv("PODS_CACHE_DIR", str(cache))
+    with pytest.raises(ConfigError) as err:
+        gguf.ensure_converted(NAME, source)
+    message = str(load_error(NAME, err.value))  # as the model loader reports it: unchanged, no "network"
+    assert f"cannot write its converted copy: {reason}" in message and f"PODS_CACHE_DIR={cache}" in message
+    assert "network" not in message
+    assert "not the network" in str(load_error("x", OSError(errno.EROFS, "Read-only file system", "/hf/x")))

@@ -89,14 +89,28 @@ def test_random_weights_size_a_preset_with_nothing_downloaded(tmp_path):
              "rl.n=4", "rl.m=2", "optim.name=adamw", "model.load_in_4bit=false", "model.dtype=float32"]
     proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--config", "experiment=gsm8k_main",
                            *small, "--random-weights", "--steps", "2", "--prompt-tokens", "24",
-                           "--completion-tokens", "5"],
+                           "--completion-tokens", "5", "--profile-batches", "2,4,8", "--profile-name", "small-cpu"],
                           capture_output=True, text=True, cwd=ROOT, timeout=600,
-                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1", "PODS_THREADS": "1"})
+                          env={**__import__("os").environ, "HF_HUB_OFFLINE": "1", "PODS_THREADS": "1",
+                               "PODS_PROFILE_DIR": str(tmp_path / "profiles")})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = json.loads((tmp_path / "random-weights.json").read_text())
     assert row["steps"] == 2 and row["completion_length_seen"] == [5.0, 5.0] and row["prompt_tokens"] == 24
     assert "seconds per step: generation" in proc.stdout and "tokens per second: generated" in proc.stdout
     assert "  weights         measured" in proc.stdout and "  trainable       measured" in proc.stdout
+    # the machine profile: 3 batch sizes x 3 lengths (a quarter, half and all of 5: 1, 2, 5), saved for --profile
+    assert "machine profile small-cpu (9 generation calls)" in proc.stdout
+    saved = json.loads((tmp_path / "profiles" / "small-cpu.json").read_text())
+    assert saved["backend"] == "hf" and saved["device"] == "cpu" and saved["fitted_range"]["sequences"] == [2, 8]
+    assert saved["fitted_range"]["completion_tokens"] == [1, 5] and min(saved["constants"].values()) >= 0
+
+
+def test_a_profile_needs_three_batch_sizes(tmp_path, capsys):
+    with pytest.raises(SystemExit) as err:
+        gc.main(["--random-weights", "--config", "experiment=gsm8k_main", "--profile-batches", "16,64",
+                 "--out", str(tmp_path)])
+    assert err.value.code == 2 and "a profile needs 3 or more batch sizes" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing written
 
 
 def test_random_weights_needs_a_config(tmp_path, capsys):
@@ -122,3 +136,18 @@ def test_real_cpu_needs_tiny(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--real-cpu", "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and "give --tiny --real-cpu" in proc.stderr
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the refusal is for a machine without CUDA")
+def test_a_gpu_sized_config_on_a_cpu_is_refused_before_anything_is_written(tmp_path, capsys):
+    """The docs' command for measuring w on a GPU, run where there is none: it used to write a 12 GB random 3B model
+    and start a CPU step."""
+    out = tmp_path / "gc"
+    assert gc.main(["--config", "experiment=gsm8k_main", "backend=hf", "--random-weights", "--out", str(out)],
+                   prog="pods gpu-check") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pods gpu-check: error: --config experiment=gsm8k_main backend=hf measures a step on a CUDA "
+                          "GPU, and ") and "nothing was written" in err
+    assert "pods preflight --gpu L40S experiment=gsm8k_main backend=hf" in err  # the CPU-sized alternatives
+    assert "offline_gpu_check.sh --dry-run" in err and len(err.splitlines()) == 1
+    assert not out.exists()

@@ -45,3 +45,54 @@ def test_a_config_error_is_one_message_and_exit_2():
                           text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("preflight.py: error: invalid config:") and "rl.n must be an integer" in proc.stderr
+
+
+def test_time_prints_seconds_per_step_on_the_gpus_profile_beside_the_memory_verdict(capsys):
+    assert preflight.main(["--time", "--gpu", "L40S", "experiment=gsm8k_main", "rl.n=16"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("seconds per step: "))
+    seconds = float(line.split()[3])
+    assert 6.5 < seconds < 8.5 and "on l40s-unsloth" in line  # the authors' 16 -> 16 on an L40S: 7.56 s measured
+    assert "the run: " in line and "6.00 h (rl.max_time=21600 s)" in line and "fits: " in out
+    assert "note: assumed mean lengths" in out
+
+
+def test_time_as_json_and_one_line_per_sweep_job_with_what_lies_outside_the_fit(capsys):
+    import json
+
+    assert preflight.main(["--time", "--json", "--gpu", "L40S", "experiment=gsm8k_main",
+                           "--completion-tokens", "230", "--prompt-tokens", "150"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["fits"] and 9.5 < row["seconds_per_step"] < 11 and row["profile"] == "l40s-unsloth"  # 64 -> 16: 10.1
+    assert row["notes"] == []  # inside the fitted range, lengths given
+    assert preflight.main(["--time", "-m", "--gpu", "L40S", "experiment=n_scaling", "rl.prompts_per_step=8"]) == 0
+    lines = [x for x in capsys.readouterr().out.splitlines() if not x.startswith("  ")]
+    assert [x.split(":")[0] for x in lines] == [f"rl.n={n}" for n in (16, 32, 64, 128, 256)]
+    assert all("seconds per step: " in x for x in lines)
+    # 8 prompts x 256: 2,048 sequences in a batch, beyond the fitted 8-256
+    assert preflight.main(["--time", "--gpu", "L40S", "experiment=n_scaling", "rl.n=256", "rl.prompts_per_step=8"]) == 0
+    assert "sequences 2048 outside the fitted 8-256" in capsys.readouterr().out
+
+
+def test_time_with_a_profile_file_and_the_demo_on_the_cpu_profile(capsys, tmp_path):
+    import json
+
+    from pods.core import profiles
+
+    data = json.loads((profiles.SHIPPED / "l40s-unsloth.json").read_text())
+    data["constants"]["fixed"] += 10.0  # a slower machine
+    (tmp_path / "slow.json").write_text(json.dumps(data))
+    assert preflight.main(["--json", "--profile", str(tmp_path / "slow.json"), "experiment=gsm8k_main"]) == 0
+    assert json.loads(capsys.readouterr().out)["seconds_per_step"] > 19
+    assert preflight.main(["--time", "--json", "experiment=demo"]) == 0  # backend.device=cpu: the cpu profile
+    row = json.loads(capsys.readouterr().out)
+    assert row["profile"] == "cpu" and row["seconds_per_step"] > 0 and row["limit"] == "rl.max_steps=500"
+
+
+def test_time_with_an_unknown_profile_or_one_of_another_backend_is_exit_2_and_says_which(capsys):
+    assert preflight.main(["--profile", "l40s", "experiment=gsm8k_main"]) == 2
+    assert "unknown profile 'l40s'; known: " in capsys.readouterr().err
+    assert preflight.main(["--profile", "h100-hf", "experiment=gsm8k_main"]) == 2  # the preset runs unsloth
+    assert "this run uses backend=unsloth" in capsys.readouterr().err
+    assert preflight.main(["--time", "--gpu", "H100", "experiment=gsm8k_main"]) == 2  # none measured there
+    assert "no profile measured on H100 with backend=unsloth" in capsys.readouterr().err

@@ -67,6 +67,21 @@ def test_unknown_keys_get_the_closest_key():
     assert hint("rl.num_generations") == "num_generations is TRL's name: write rl.n"
 
 
+def test_a_config_group_option_that_does_not_exist_gets_the_message_of_an_unknown_key():
+    from pods.config.files import groups
+
+    with pytest.raises(ValueError) as err:  # rule=cppo: no config/rule/cppo.yaml, though rl.rule=cppo works
+        rewrite_overrides(["rule=cppo", "model=tiny", "dataset=gsm8k,arithmetc", "rule=null", "~experiment"],
+                          groups())
+    assert str(err.value).splitlines() == [
+        "invalid overrides:",
+        "  - unknown config group option 'rule=cppo': config/rule/ has no cppo.yaml; the options: max_reward, "
+        "max_variance, none, percentile, random; or set the key itself: rl.rule=cppo",
+        "  - unknown config group option 'dataset=arithmetc': config/dataset/ has no arithmetc.yaml; did you mean "
+        "dataset=arithmetic? the options: " + ", ".join(groups()["dataset"])]
+    assert rewrite_overrides(["rule=random", "model=tiny", "experiment=glob(*)"], groups())[1] == []  # Hydra's own
+
+
 def test_validate_hints_on_unknown_keys():
     cfg = compose([])
     OmegaConf.set_struct(cfg, False)

@@ -118,6 +118,14 @@ def test_yaml_has_a_comment_above_every_key():
      "trained model would be thrown away. Set rl.save_final=true, or save more often, or set rl.save_strategy=no"),
     (["rl.save_final=false", "rl.save_interval=3600", "rl.max_time=1800"], "rl.save_interval=3600 > rl.max_time=1800"),
     (["rl.save_strategy=false"], 'YAML reads an unquoted no/off as false: quote it, e.g. "no"'),
+    (["rl.budget_cost=seconds"], "rl.budget_cost=seconds needs rl.budget_profile: one of cpu, h100-hf, l40s-unsloth"),
+    (["rl.budget_cost=seconds", "rl.budget_profile=l40s-unsloth"],
+     "rl.budget_profile: profile 'l40s-unsloth' was measured on backend=unsloth"),
+    (["rl.budget_cost=seconds", "rl.budget_profile=l40"], "rl.budget_profile: unknown profile 'l40'; known: "),
+    (["rl.budget_profile=cpu"], "rl.budget_profile=cpu prices seconds only: set rl.budget_cost=seconds"),
+    (["rl.budget_cost=hours"], "unknown rl.budget_cost 'hours'; valid: tokens, seconds"),
+    (["rl.budget_cost=seconds", "rl.budget_profile=cpu", "rl.token_budget=100", "rl.token_budget_weight=2"],
+     "rl.token_budget_weight=2 weighs tokens, but rl.budget_cost=seconds prices steps on rl.budget_profile"),
     (["rl.token_budget_weight=2"], "rl.token_budget_weight=2 weighs the trained tokens of rl.token_budget and "
                                    "rl.save_tokens, but both are null, so it would be ignored"),
 ])

@@ -249,14 +249,17 @@ def test_sweep_reports_strict_and_paper_accuracy(gsm8k_run):
 
 
 def test_a_task_without_a_format_prints_no_format_accuracy(gsm8k_run, capsys):
-    """for_acc / both_acc (ours and the paper's) mean nothing where the task has no format: not printed."""
+    """for_acc / both_acc (ours and the paper's) mean nothing where the task has no format: not printed; a progress
+    bar counts the problems answered."""
     from pods.evaluation import evaluate_run
 
     run_dir, ev, build, _ = gsm8k_run
     lines = []
     evaluate_run(run_dir, ev(f"datasets=[{{name:gsm8k,path:{FIX},format_reward:null}}]"), log=lines.append, build=build)
     assert "base gsm8k repeat 0: ans_acc 0.5000 length 4.0 | paper (paper_answer): ans_acc 1.0000" == lines[1]
-    assert "warning: " + f"{run_dir} holds no complete checkpoint; evaluating only the base model" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "warning: " + f"{run_dir} holds no complete checkpoint; evaluating only the base model" in err
+    assert f"evaluating {run_dir.name}: 100%|" in err and "| 2/2 problems [" in err  # the progress line: counts, ETA
     assert (run_dir / "eval_results.json").is_file()
 
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from pods.backends import memory as mem
+from pods.core import profiles
 from pods.firstcontact import sizecheck
 
 # a Qwen2-shaped model small enough for the CPU: the same path the real sizes take on a GPU
@@ -51,8 +52,10 @@ def test_the_random_model_has_the_architectures_numbers_and_is_built_once(tmp_pa
 
 
 @pytest.mark.slow
-def test_a_random_weight_step_runs_offline_at_forced_lengths_and_reports_every_phase(tmp_path):
-    r = sizecheck.run_random(SMALL, out_dir=tmp_path, steps=2, prompt_tokens=20, completion_tokens=6)
+def test_a_random_weight_step_runs_offline_at_forced_lengths_and_reports_every_phase(tmp_path, monkeypatch):
+    monkeypatch.setenv("PODS_PROFILE_DIR", str(tmp_path / "profiles"))
+    r = sizecheck.run_random(SMALL, out_dir=tmp_path, steps=2, prompt_tokens=20, completion_tokens=6,
+                             profile_batches=(2, 4, 8), profile_lengths=(2, 4, 6), profile_name="small")
     assert r["steps"] == 2 and r["prompt_tokens"] == 20 and r["completion_tokens"] == 6
     assert r["completion_length_seen"] == [6.0, 6.0]  # every completion ran to the limit
     assert set(r["seconds"]) == {"generation", "scoring", "update", "weight_sync", "step"}
@@ -68,3 +71,11 @@ def test_a_random_weight_step_runs_offline_at_forced_lengths_and_reports_every_p
     assert m["trainable"]["measured_gib"] == pytest.approx(m["trainable"]["estimate_gib"])
     assert m["weights"]["measured_gib"] == pytest.approx(m["weights"]["estimate_gib"], rel=1e-6)
     assert "peak_rss_gib" in m and r["device"] == "CPU"
+    # the profile: every (batch size, length) timed, at its forced length, and loadable by name
+    points = r["profile"]["points"]
+    assert [(p["tokens_padded"] // p["decode_steps"], p["decode_steps"]) for p in points] == \
+        [(S, L) for L in (2, 4, 6) for S in (2, 4, 8)]
+    assert all(p["seconds"] > 0 and p["prompt_tokens"] == 20 * p["tokens_padded"] // p["decode_steps"] for p in points)
+    prof = profiles.load("small")
+    assert prof.backend == "hf" and prof.fitted_range == {"sequences": [2, 8], "completion_tokens": [2, 6], "kept": [2, 2]}
+    assert prof.constants["update_token"] > 0 and prof.constants["token"] == 0.0  # HF generate: padded tokens

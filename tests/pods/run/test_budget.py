@@ -72,3 +72,34 @@ def test_run_stops_at_the_budget_and_checkpoints_at_its_points_then_resumes_to_t
     _, rest = train(tmp_path / "b", monkeypatch, *extra)
     assert [r["step"] for r in rest] == [r["step"] for r in rows]
     assert budget.spent(rest[-1], w) == pytest.approx(costs[-1])
+
+
+def profile_file(tmp_path, **constants):
+    from dataclasses import asdict
+
+    from pods.core import profiles
+
+    data = asdict(profiles.load("cpu"))
+    data["constants"] = {**{k: 0.0 for k in data["constants"]}, **constants}
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_a_seconds_budget_prices_each_step_on_the_profile(tmp_path):
+    prof = profile_file(tmp_path, fixed=1.0, decode_step=0.5, update_token=0.01, reference_token=100.0)
+    r = rl(token_budget=10.0, budget_cost="seconds", budget_profile=prof, beta=0.0, reference_pass="auto",
+           save_tokens=4.0)
+    totals = {"step": 2, "cost/decode_steps_total": 6, "cost/tokens_updated_total": 50, **row(999, 999)}
+    assert budget.cost(totals, r) == pytest.approx(2 * 1.0 + 6 * 0.5 + 50 * 0.01)  # no reference pass: not priced
+    assert budget.cost(totals, OmegaConf.merge(r, {"reference_pass": "always"})) == pytest.approx(5.5 + 5000)
+    assert not budget.exhausted(totals, r) and budget.exhausted({**totals, "step": 7}, r)
+    assert budget.crossed(None, totals, r) and not budget.crossed(totals, {**totals, "cost/decode_steps_total": 7}, r)
+
+
+def test_a_run_stops_at_its_modelled_seconds(tmp_path, monkeypatch):
+    prof = profile_file(tmp_path, fixed=2.0, padded_token=0.01)
+    _, rows = train(tmp_path / "run", monkeypatch, "rl.token_budget=10", "rl.budget_cost=seconds",
+                    f"rl.budget_profile={prof}", "logging.ledger=false")
+    spent = [2.0 * r["step"] + 0.01 * r["cost/tokens_padded_total"] for r in rows]
+    assert spent[-2] < 10 <= spent[-1]

@@ -78,7 +78,7 @@ def test_commands_share_prompt_stream_and_warm_start(tmp_path):
     args = argparse.Namespace(out=tmp_path, steps=100, eval_every=25, eval_size=300, draws=3)
     cmds = {m: dc.train_command(args, m, 7, Path("/w")) for m in dc.METHODS}
     for m, cmd in cmds.items():
-        assert "seed=7" in cmd and "model.name=/w" in cmd and "warmstart=null" in cmd
+        assert "seed=7" in cmd and "model.name='/w'" in cmd and "warmstart=null" in cmd
         assert "rl.max_steps=100" in cmd and "rl.save_steps=25" in cmd and f"run_name={m}-seed7" in cmd
     assert "rl.n=16" in cmds["grpo"] and "rl.rule=none" in cmds["grpo"]
     assert "rl.rule=random" in cmds["random"] and "rl.n=64" in cmds["random"]
