@@ -122,3 +122,15 @@ def trained_adapter_rollouts(cfg):
     prompts = [tok.encode(t, add_special_tokens=False) for t in ("1+2=", "30+40=")]
     kept = generator.generate(prompts, 4, Sampling(max_tokens=5, temperature=1.0, seed=0))
     return policy, generator, kept, torch.linspace(-1, 1, 8)
+
+
+def exits(main, argv: list[str], capsys, **kwargs) -> tuple[int, str, str]:
+    """An entry point's `main(argv)` run in this process -> (exit code, stdout, stderr), neither stream holding a
+    traceback (the command-line contract without a subprocess: tests/test_bad_inputs.py keeps a few of those)."""
+    try:
+        code = main(argv, **kwargs)
+    except SystemExit as stop:  # argparse's usage errors
+        code = stop.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err, (out + err)[-3000:]
+    return (0 if code is None else code), out, err

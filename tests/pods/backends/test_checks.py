@@ -119,3 +119,13 @@ def test_a_gpu_backend_without_cuda_says_why(monkeypatch):
     installed(monkeypatch)  # no vLLM here
     msg = errors(compose(["experiment=gsm8k_main"]), cuda=False)
     assert "backend 'unsloth' needs a CUDA GPU, and the NVIDIA driver 535.129.03 is too old for this torch" in msg
+
+
+def test_offline_a_hub_id_not_in_the_local_cache_is_one_message(monkeypatch):
+    from pods.backends.checks import check_offline
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError) as err:
+        check_offline("pods-test/never-downloaded")
+    assert "model.name pods-test/never-downloaded: offline (HF_HUB_OFFLINE) and not in the local cache" in str(err.value)
+    check_offline("tiny")  # built in code: nothing to look up

@@ -15,6 +15,8 @@ import pytest
 
 from pods.commands import gpu_check as gc
 
+from helpers import exits
+
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "gpu_check.py"
 
@@ -151,3 +153,8 @@ def test_a_gpu_sized_config_on_a_cpu_is_refused_before_anything_is_written(tmp_p
     assert "pods preflight --gpu L40S experiment=gsm8k_main backend=hf" in err  # the CPU-sized alternatives
     assert "offline_gpu_check.sh --dry-run" in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_one_step_is_refused(tmp_path, capsys):
+    code, _, err = exits(gc.main, ["--tiny", "--steps", "1", "--out", str(tmp_path / "gpu")], capsys)
+    assert code == 2 and "--steps must be at least 2" in err and not (tmp_path / "gpu").exists()

@@ -8,7 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pods.commands import preflight
+
+from helpers import exits
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "preflight.py"
@@ -96,3 +100,18 @@ def test_time_with_an_unknown_profile_or_one_of_another_backend_is_exit_2_and_sa
     assert "this run uses backend=unsloth" in capsys.readouterr().err
     assert preflight.main(["--time", "--gpu", "H100", "experiment=gsm8k_main"]) == 2  # none measured there
     assert "no profile measured on H100 with backend=unsloth" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_gpu_memory_that_is_not_a_finite_number_is_refused(capsys, value):
+    code, _, err = exits(preflight.main, ["--gpu-memory-gib", value, "experiment=gsm8k_main"], capsys)
+    assert code == 2 and (f"preflight.py: error: argument --gpu-memory-gib: '{value}': must be a positive, finite "
+                          "number of GiB (e.g. 80)") in err
+
+
+def test_two_gpus_get_a_verdict_each(capsys):
+    code, out, _ = exits(preflight.main, ["--gpu", "L40S", "--gpu", "H100", "experiment=gsm8k_main"], capsys)
+    assert code == 0
+    for line in ("LoRA 64 on a 4-bit base, on L40S (44.99 GiB)", "fits: 30.9 GiB of 45.0 GiB",
+                 "LoRA 64 on a 4-bit base, on H100 (79.65 GiB)", "fits: 48.2 GiB of 79.7 GiB"):
+        assert line in out, out
