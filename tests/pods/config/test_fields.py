@@ -43,9 +43,9 @@ def test_train_yaml_and_the_schema_agree():
     assert by_key(compose([]), TrainConfig) == {}
 
 
-def yaml_comments(path: Path) -> dict[str, str]:
-    """{dotted key: the comment lines right above it, joined by spaces} of a YAML file of nested mappings (two
-    spaces a level; defaults-list entries and keys without a comment left out)."""
+def yaml_comments(path: Path) -> dict[str, str | None]:
+    """{dotted key: the comment lines right above it joined by spaces, or None} of a YAML file of nested mappings
+    (two spaces a level; defaults-list entries left out)."""
     lines, out, stack = path.read_text().splitlines(), {}, []
     for i, line in enumerate(lines):
         found = re.match(r"^( *)([A-Za-z_]\w*):", line)
@@ -53,17 +53,20 @@ def yaml_comments(path: Path) -> dict[str, str]:
             continue
         stack = stack[:len(found[1]) // 2] + [found[2]]
         block = list(itertools.takewhile(lambda text: text.strip().startswith("#"), reversed(lines[:i])))
-        if block:
-            out[".".join(stack)] = " ".join(text.strip()[1:].strip() for text in reversed(block))
+        out[".".join(stack)] = " ".join(text.strip()[1:].strip() for text in reversed(block)) if block else None
     return out
 
 
-@pytest.mark.parametrize("name, schema, least", [("train", TrainConfig, 65), ("evaluate", EvalConfig, 15)])
+@pytest.mark.parametrize("name, schema, least", [("train", TrainConfig, 67), ("evaluate", EvalConfig, 15)])
 def test_yaml_comments_are_the_help(name, schema, least):
-    """Help is written once, on the field: the comment above each key of config/<name>.yaml is that help."""
-    comments = yaml_comments(Path(CONFIG_DIR) / f"{name}.yaml")
-    helps = {key: f.metadata["help"] for key, f, _ in declared(schema) if key in comments}
-    assert len(helps) >= least and {key: comments[key] for key in helps} == helps
+    """Help is written once, on the field: every key of config/<name>.yaml (Hydra's defaults list and hydra section
+    aside) is a key of the schema, and the comment above it is that key's help, word for word."""
+    comments = {key: text for key, text in yaml_comments(Path(CONFIG_DIR) / f"{name}.yaml").items()
+                if key.split(".")[0] not in ("defaults", "hydra")}
+    helps = {key: f.metadata["help"] for key, f, _ in declared(schema)}
+    assert [key for key in comments if key not in helps] == [], "keys the schema does not declare"
+    assert [key for key, text in comments.items() if text is None] == [], "keys without a comment"
+    assert len(comments) >= least and comments == {key: helps[key] for key in comments}
 
 
 @pytest.mark.parametrize("name", BACKENDS)
