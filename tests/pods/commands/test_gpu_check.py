@@ -134,10 +134,9 @@ def test_tiny_real_cpu_hf_passes(tmp_path):
     assert_passed(proc, rows, ["hf"])
 
 
-def test_real_cpu_needs_tiny(tmp_path):
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--real-cpu", "--out", str(tmp_path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2 and "give --tiny --real-cpu" in proc.stderr
+def test_real_cpu_needs_tiny(tmp_path, capsys):
+    code, _, err = exits(gc.main, ["--real-cpu", "--out", str(tmp_path)], capsys)
+    assert code == 2 and "give --tiny --real-cpu" in err
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the refusal is for a machine without CUDA")

@@ -124,6 +124,8 @@ def test_yaml_has_a_comment_above_every_key():
     (["rl.budget_cost=seconds", "rl.budget_profile=l40"], "rl.budget_profile: unknown profile 'l40'; known: "),
     (["rl.budget_profile=cpu"], "rl.budget_profile=cpu prices seconds only: set rl.budget_cost=seconds"),
     (["rl.budget_cost=hours"], "unknown rl.budget_cost 'hours'; valid: tokens, seconds"),
+    (["model=tiny", "dataset=arithmetic", "rl.n=8", "rl.m=1"], "rl.m=1: group advantages need at least 2 kept "
+                                                               "rollouts"),  # train.py's exit 2: test_bad_inputs.py
     (["rl.budget_cost=seconds", "rl.budget_profile=cpu", "rl.token_budget=100", "rl.token_budget_weight=2"],
      "rl.token_budget_weight=2 weighs tokens, but rl.budget_cost=seconds prices steps on rl.budget_profile"),
     (["rl.token_budget_weight=2"], "rl.token_budget_weight=2 weighs the trained tokens of rl.token_budget and "
