@@ -87,6 +87,7 @@ def test_time_with_a_profile_file_and_the_demo_on_the_cpu_profile(capsys, tmp_pa
     assert preflight.main(["--time", "--json", "experiment=demo"]) == 0  # backend.device=cpu: the cpu profile
     row = json.loads(capsys.readouterr().out)
     assert row["profile"] == "cpu" and row["seconds_per_step"] > 0 and row["limit"] == "rl.max_steps=500"
+    assert not [n for n in row["notes"] if "not the profile's" in n]  # the demo's own model: float32 KV bytes alike
 
 
 def test_time_with_an_unknown_profile_or_one_of_another_backend_is_exit_2_and_says_which(capsys):
