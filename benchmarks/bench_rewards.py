@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 
 from pods import data, rewards
-from pods.rewards import math_answer
-from pods.io import atomic_write_json
 from pods.analysis.paper_data import examples_path
+from pods.io import atomic_write_json
+from pods.rewards import math_answer
 
 THINK = "<think>" + "Let me work through this step by step. " * 25 + "</think>"
 

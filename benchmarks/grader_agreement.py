@@ -26,13 +26,12 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-
 from pods import data, rewards
 from pods.analysis.paper_data import examples_path
-from pods.rewards.extract import final, stops_mid_sentence
 from pods.rewards.authors.paper import NUMBER_PATTERNS, answer_block, last_number
+from pods.rewards.extract import final, stops_mid_sentence
 
+ROOT = Path(__file__).resolve().parent.parent
 GRADER = {"qwen": "paper_answer", "llama": "paper_answer_decimal"}
 
 

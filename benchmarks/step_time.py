@@ -22,10 +22,17 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
-from pods.analysis.timing_fit import (FREE, REFERENCE_SHARE, errors, fit_paper, h100_constants, paper_settings,
-                                      run_points, validate_paper, validation_table)
+from pods.analysis.timing_fit import (
+    FREE,
+    REFERENCE_SHARE,
+    errors,
+    fit_paper,
+    h100_constants,
+    paper_settings,
+    run_points,
+    validate_paper,
+    validation_table,
+)
 from pods.analysis.traces import metrics_rows
 from pods.backends.checks import model_architecture
 from pods.config.files import compose

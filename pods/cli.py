@@ -15,8 +15,8 @@ disk); 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (one line; the program's children end
 
 from __future__ import annotations
 
-import signal
 import os
+import signal
 import sys
 import traceback
 from contextlib import contextmanager

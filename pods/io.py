@@ -22,8 +22,8 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import re
+import shutil
 import socket
 import stat
 import sys

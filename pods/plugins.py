@@ -90,7 +90,7 @@ def load(path: str, kind: str, signature: str) -> Callable:
         raise PluginError(f"{kind} {path!r}: importing {where} {exited(err)}: a plug-in must not end the program; "
                           "code that parses a command line (argparse) or exits belongs under "
                           f"`if __name__ == \"__main__\":`{hint}") from None
-    except Exception as err:  # noqa: BLE001 - any failure while importing the user's code
+    except Exception as err:  # any failure while importing the user's code
         raise PluginError(f"{kind} {path!r}: cannot import {module_name!r} ({type(err).__name__}: {err}); a module "
                           f"must be importable from the working directory or PYTHONPATH{hint}") from err
     if not hasattr(module, attr):
@@ -123,7 +123,7 @@ def rows(path: str, split: str) -> list:
     except SystemExit as err:
         raise PluginError(f"dataset {path!r}: calling it with split={split!r} {exited(err)}: return the rows, "
                           f"do not end the program{hint}") from None
-    except Exception as err:  # noqa: BLE001
+    except Exception as err:
         raise PluginError(f"dataset {path!r}: calling it with split={split!r} raised "
                           f"{type(err).__name__}: {err}{hint}") from err
     if isinstance(out, (str, bytes, dict)):

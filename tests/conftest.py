@@ -9,7 +9,7 @@ os.environ.setdefault("WANDB_MODE", "disabled")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("TRITON_INTERPRET", "1")  # no CUDA here: TRL 1.15's Triton kernel runs interpreted
 
-from pods.cli import quiet_openmp, set_cpu_threads  # noqa: E402
+from pods.cli import quiet_openmp, set_cpu_threads
 
 quiet_openmp()  # before torch loads, as the entry points do; train.py subprocesses inherit it
 set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses (as train.py)

@@ -6,6 +6,8 @@ The task: "a+b=" prompts; the reward is the fraction of digit characters in the 
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import random
 import subprocess
@@ -13,22 +15,27 @@ import sys
 from pathlib import Path
 
 import torch
-from hydra import compose, initialize_config_dir
 
+from pods.config import files
 from pods.run import prepare, sampler
 
 ROOT = Path(__file__).resolve().parents[1]  # the repository
-CONFIG_DIR = str(ROOT / "config")
 
 
-def compose_cfg(overrides: list[str]):
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
-        return compose(config_name="train", overrides=overrides)
+@functools.lru_cache(maxsize=None)
+def _composed(overrides: tuple[str, ...], hydra: bool, name: str):
+    return files.compose(list(overrides), hydra=hydra, name=name)
+
+
+def compose(overrides=(), *, hydra: bool = False, name: str = "train"):
+    """pods.config.files.compose for the tests, each distinct composition made once per session (Hydra takes
+    0.1-0.3 s a time; a test gets its own copy to change)."""
+    return copy.deepcopy(_composed(tuple(overrides), hydra, name))
 
 
 def tiny_cfg(tmp_path, *extra: str):
     """A tiny CPU run: 2 prompts/step, n=8, m=4, 3-token completions, steps-based saving."""
-    cfg = compose_cfg([
+    cfg = compose([
         "model=tiny", "dataset=arithmetic", f"output_root={tmp_path}", "run_name=t",
         "rl.n=8", "rl.m=4", "rl.prompts_per_step=2", "rl.micro_batch_size=4", "rl.max_completion_tokens=3",
         "rl.max_steps=3", "rl.max_time=null", "rl.save_strategy=steps", "rl.save_steps=100",
@@ -115,3 +122,15 @@ def trained_adapter_rollouts(cfg):
     prompts = [tok.encode(t, add_special_tokens=False) for t in ("1+2=", "30+40=")]
     kept = generator.generate(prompts, 4, Sampling(max_tokens=5, temperature=1.0, seed=0))
     return policy, generator, kept, torch.linspace(-1, 1, 8)
+
+
+def exits(main, argv: list[str], capsys, **kwargs) -> tuple[int, str, str]:
+    """An entry point's `main(argv)` run in this process -> (exit code, stdout, stderr), neither stream holding a
+    traceback (the command-line contract without a subprocess: tests/test_bad_inputs.py keeps a few of those)."""
+    try:
+        code = main(argv, **kwargs)
+    except SystemExit as stop:  # argparse's usage errors
+        code = stop.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err, (out + err)[-3000:]
+    return (0 if code is None else code), out, err

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from pods import backends
 from pods.evaluation import evaluate_run
 from pods.evaluation.results import FORMAT
+
+from helpers import compose
 
 ROOT = Path(__file__).resolve().parent.parent
 EVAL = ["repeats=2", "max_tokens=4", "batch_size=8", "examples=2",
@@ -25,16 +26,14 @@ EVAL = ["repeats=2", "max_tokens=4", "batch_size=8", "examples=2",
 
 
 def eval_cfg(*overrides):
-    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-        return compose(config_name="evaluate", overrides=["run_dir=unused", *EVAL, *overrides])
+    return compose(["run_dir=unused", *EVAL, *overrides], name="evaluate")
 
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     """A LoRA run on the tiny model with checkpoints at steps 3 and 1 (+ an incomplete one)."""
     d = tmp_path_factory.mktemp("runs") / "tiny-run"
-    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=["model=tiny", "dataset=arithmetic", "backend.device=cpu"])
+    cfg = compose(["model=tiny", "dataset=arithmetic", "backend.device=cpu"])
     d.mkdir(parents=True)
     OmegaConf.save(cfg, d / "config.yaml", resolve=True)
     policy, _ = backends.build(cfg)

@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 from hydra.core.utils import JobReturn, JobStatus
 from omegaconf import OmegaConf
 
 from hydra_plugins.pods_launcher.launchers import failures, job_log, requeue_trap, visible_devices
 from pods.cli import JobFailure
+
+from helpers import compose
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["model=tiny", "dataset=arithmetic", "rl.m=2", "rl.max_steps=1", "rl.max_time=null", "logging.progress=false",
@@ -26,8 +27,7 @@ TINY = ["model=tiny", "dataset=arithmetic", "rl.m=2", "rl.max_steps=1", "rl.max_
 
 
 def launcher(*overrides):
-    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-        return compose("train", overrides=list(overrides), return_hydra_config=True).hydra.launcher
+    return compose(overrides, hydra=True).hydra.launcher
 
 
 def test_the_default_launcher_runs_each_job_in_its_own_process_on_the_gpu():

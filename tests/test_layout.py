@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PODS = ROOT / "pods"
-BASE = ("errors", "io", "cli", "extras", "plugins")  # the base modules directly in pods/
+BASE = ("errors", "io", "cli", "extras", "plugins", "settings")  # the base modules directly in pods/
 ALLOWED = {  # package -> packages it may import (itself always allowed)
     "commands": {"studies", "firstcontact", "evaluation", "run", "config", "core", "rewards", "data", "backends",
                  "integrations", "analysis", "base"},  # the `pods` command's subcommands: entry points

@@ -20,7 +20,8 @@ import torch
 from pods.run import checkpoint as ck
 from pods.run import trainer
 from pods.run.metrics import read_metrics
-from helpers import compose_cfg
+
+from helpers import compose
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -75,7 +76,7 @@ def test_a_signal_checkpoints_the_step_in_progress_and_the_same_command_resumes_
     resumed = read_metrics(run_dir)
     assert [r["step"] for r in resumed] == list(range(1, 21))
     torch.set_num_threads(1)
-    straight = read_metrics(trainer.train(compose_cfg(args(tmp_path / "straight", *FAST))))
+    straight = read_metrics(trainer.train(compose(args(tmp_path / "straight", *FAST))))
     for a, b in zip(resumed, straight):
         for key in ("reward/total", "loss", "grad_norm", "data_position"):
             assert a[key] == pytest.approx(b[key], rel=1e-4, abs=1e-6), (a["step"], key)
@@ -103,7 +104,7 @@ def _file_size_limit(limit):
 def test_a_write_the_os_refuses_ends_with_cause_and_path_and_loses_nothing(tmp_path):
     full = ["rl.n=16", "rl.prompts_per_step=4", "rl.micro_batch_size=64", "model.lora.rank=0", "rl.save_steps=2"]
     torch.set_num_threads(1)
-    trainer.train(compose_cfg(args(tmp_path, *full, "rl.max_steps=2")))  # checkpoint-2 (model: 0.5 MB)
+    trainer.train(compose(args(tmp_path, *full, "rl.max_steps=2")))  # checkpoint-2 (model: 0.5 MB)
     run_dir = tmp_path / "r"
     proc = launch(tmp_path, *full, "rl.max_steps=4", preexec_fn=_file_size_limit(256 * 1024))
     _, err = proc.communicate(timeout=600)
@@ -112,7 +113,7 @@ def test_a_write_the_os_refuses_ends_with_cause_and_path_and_loses_nothing(tmp_p
     assert "Traceback" not in err
     assert [p.name for p in ck.intact(run_dir)] == ["checkpoint-2"] and not list(run_dir.glob(".tmp-*"))
     assert [r["step"] for r in read_metrics(run_dir)] == [1, 2, 3]
-    trainer.train(compose_cfg(args(tmp_path, *full, "rl.max_steps=4")))  # space again: the same run resumes
+    trainer.train(compose(args(tmp_path, *full, "rl.max_steps=4")))  # space again: the same run resumes
     assert [r["step"] for r in read_metrics(run_dir)] == [1, 2, 3, 4]
     assert [p.name for p in ck.intact(run_dir)] == ["checkpoint-2", "checkpoint-4"]
 

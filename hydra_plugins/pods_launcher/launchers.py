@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hydra.core.utils import JobReturn
-from hydra_plugins.hydra_submitit_launcher import submitit_launcher
 
+from hydra_plugins.hydra_submitit_launcher import submitit_launcher
 from pods.cli import JobFailure, SweepFailed, SweepRefused, job_label
 from pods.errors import ConfigError
 

@@ -122,7 +122,7 @@ def draw_break_even(rows: dict[str, tuple[str, dict]], out_dir, profile: str, na
                 ax.fill_between(x, be[m]["band"][0], be[m]["band"][1], color=f"C{i % 10}", alpha=0.15, linewidth=0)
         ax.axhline(1.0, color="black", lw=0.8, ls=":")
         g = next(iter(rows.values()))[1]["grpo_variable_step"]  # GRPO's variable seconds per step
-        top = ax.secondary_xaxis("top", functions=(lambda f: f / (f + g),  # noqa: B023
+        top = ax.secondary_xaxis("top", functions=(lambda f: f / (f + g),
                                                    lambda x: np.clip(x, 0, 0.999) * g / (1 - np.clip(x, 0, 0.999))))
         top.set_xticks([0.25, 0.5, 0.75, 0.9])
         top.set_xlabel("the fixed part as a share of a GRPO step", fontsize=8)

@@ -20,7 +20,6 @@ from pods.analysis.loaders import Run, reading
 from pods.errors import ResultsError
 from pods.extras import require
 
-
 TIME_COLUMN = "eval/time"
 CSV_METRICS = {"acc": "ans_acc", "length": "lengths"}  # file suffix -> our metric name
 CSV_DATASET = "gsm8k"

@@ -23,14 +23,14 @@ import torch
 
 from pods.analysis.ledger import Recorded, read_ledger
 from pods.analysis.settings import find_run_dirs
+from pods.core import ledger as fmt
 from pods.core.advantages import kept_advantages
 from pods.core.algorithms import keep
-from pods.core.downsample import RULES
 from pods.core.allocation import ALLOCATIONS
+from pods.core.downsample import RULES
 from pods.core.prompt_rules import PROMPT_RULES, PromptRule, make_prompt_rule
 from pods.core.prompts import PROMPT_SEED, PromptStream, pick
 from pods.core.token_masks import TOKEN_MASKS
-from pods.core import ledger as fmt
 from pods.errors import ConfigError, ResultsError
 
 KEYS = ("groups", "n", "m", "kept_reward_var", "frac_all_correct", "frac_all_wrong", "adv_abs_mean", "adv_std",

@@ -19,10 +19,17 @@ from fractions import Fraction
 from pathlib import Path
 
 from pods.analysis.csvruns import load_csv_setting
-from pods.analysis.loaders import (RUN_FILE, Run, check_irregular, load_base, load_paper_file, load_run_dir,
-                                   paper_run_files, run_dirs_in)
+from pods.analysis.loaders import (
+    RUN_FILE,
+    Run,
+    check_irregular,
+    load_base,
+    load_paper_file,
+    load_run_dir,
+    paper_run_files,
+    run_dirs_in,
+)
 from pods.errors import ResultsError
-
 
 RUNS = Path("checkpoints")  # train.py's default output_root: a bare run_name is also looked for there
 _GLOB = re.compile(r"[*?\[]")

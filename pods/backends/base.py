@@ -19,6 +19,7 @@ from typing import Callable, Protocol, runtime_checkable
 import torch
 
 from pods.core.rollouts import Rollouts
+from pods.settings import setting
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,20 @@ class Policy(Protocol):
         ...
 
 
+@dataclass
+class BackendSettings:
+    """The `backend` section's one key every backend has; each backend's settings add its own (Facts.settings)."""
+
+    name: str = setting(help="backend registry name (pods.backends.BACKENDS)", choices="pods.backends:BACKENDS")
+
+
 @dataclass(frozen=True)
 class Facts:
     """What a backend declares about itself (`FACTS` in its module; `pods.backends.facts(name)`): read by the
     start-up checks, the memory estimate (pods.backends.memory) and the first-contact check (pods.firstcontact.gpucheck)."""
 
     label: str  # its name in messages: "transformers", "vLLM", "Unsloth"
+    settings: type = BackendSettings  # its `backend` section's keys: a BackendSettings dataclass of setting() fields
     library: str | None = None  # the module it needs installed (`uv sync --extra gpu`); None: always here
     needs_cuda: bool = False  # trains only on a CUDA GPU ...
     cpu_build: bool = False  # ... unless its library is installed (a CPU build of it runs without one)

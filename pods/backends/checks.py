@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from pods.backends import BACKENDS, facts, memory
+from pods.backends import facts, memory
 from pods.backends.gguf import gguf_file, is_packaged
 from pods.errors import ConfigError, PodsError
 from pods.io import os_error_in
@@ -29,25 +29,24 @@ CUDA_DRIVERS = {13: 580, 12: 525, 11: 450}
 
 
 def backend_problems(cfg, *, cuda: bool) -> list[str]:
-    """Problems of cfg.backend with cfg.model and cfg.rl on this machine (cuda: a CUDA GPU is here)."""
-    backend, model, rl = cfg.backend or {}, cfg.model, cfg.rl
-    name = backend.get("name")
-    if name not in BACKENDS:
-        return [f"unknown backend.name {name!r}; valid: {', '.join(BACKENDS)}"]
+    """Problems of cfg.backend with cfg.model and cfg.rl on this machine (cuda: a CUDA GPU is here), once every key
+    has its declared type (pods.config.fields walks cfg.backend against the chosen backend's settings first)."""
+    backend, model, rl = cfg.backend, cfg.model, cfg.rl
+    name = backend.name
     problems, f = [], facts(name)
     if f.needs_cuda and not cuda and not (f.cpu_build and _installed(f.library)):  # a CPU build runs here
         problems.append(f"backend {name!r} needs a CUDA GPU, and {no_cuda_reason()}; use backend=hf, or " + DEMO_HINT)
-    budget = _int(rl.get("max_prompt_tokens")) + _int(rl.get("max_completion_tokens"))
+    budget = rl.max_prompt_tokens + rl.max_completion_tokens
     length_key = f.length_key
     length = backend.get(length_key) if length_key else None
-    if length is not None and _int(length) < budget:
+    if length is not None and length < budget:
         problems.append(
             f"backend.{length_key}={length} < rl.max_prompt_tokens + rl.max_completion_tokens = "
             f"{rl.max_prompt_tokens} + {rl.max_completion_tokens} = {budget}: longer sequences would be "
             f"truncated and their log-probs misaligned; set backend.{length_key}={budget} (or more), "
             f"or lower the token limits")
     four_bit = cuda and bool(model.get("load_in_4bit"))  # 4-bit applies only on a CUDA GPU
-    if four_bit and _int(model.lora.get("rank")) == 0:
+    if four_bit and model.lora.rank == 0:
         problems.append("model.load_in_4bit=true with model.lora.rank=0: 4-bit weights cannot be trained; "
                         "set model.load_in_4bit=false for full-parameter training, or model.lora.rank > 0 "
                         "(QLoRA)")
@@ -89,13 +88,6 @@ def no_cuda_reason() -> str:
 
 def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
-
-
-def _int(value) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
 
 
 def model_problems(name: str) -> list[str]:

@@ -16,20 +16,33 @@ import contextlib
 import copy
 import importlib.util
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from pods.backends.base import Facts, Sampling
+from pods.backends.base import BackendSettings, Facts, Sampling
 from pods.backends.gguf import local_model
-from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config, resolve as resolve_precision
+from pods.backends.precision import FP32, Precision, compute_dtype, nf4_config
+from pods.backends.precision import resolve as resolve_precision
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import token_entropy, token_logprobs
 from pods.core.reference import runs_reference
 from pods.core.rollouts import Rollouts
+from pods.settings import setting
+
+
+@dataclass
+class HFSettings(BackendSettings):
+    """config/backend/hf.yaml: the `backend` section of backend=hf."""
+
+    generation_batch_size: int | None = setting(None, "completions per model.generate call (null: all G * n at "
+                                                "once); lower it if generation runs out of memory", low=1)
+    device: str = setting("auto", "device: auto (cuda when available, else cpu) | cpu | cuda")
+
 
 # samples with model.generate between updates (the memory estimate counts the larger of the two); CPU or GPU
-FACTS = Facts(label="transformers", variants=(("hf", True), ("hf-full", False)))
+FACTS = Facts(label="transformers", settings=HFSettings, variants=(("hf", True), ("hf-full", False)))
 
 
 def resolve_device(name: str = "auto") -> torch.device:

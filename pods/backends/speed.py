@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from pods.core.reference import runs_reference
 from pods.core.profiles import Profile
+from pods.core.reference import runs_reference
 from pods.core.timing import planned_counts, step_seconds
 
 COMPLETION_SHARE = 0.45  # mean completion / rl.max_completion_tokens without --completion-tokens: the authors'
@@ -66,7 +66,8 @@ def estimate(cfg, profile: Profile, arch, *, prompt_tokens: float | None = None,
         notes.append(f"assumed mean lengths: {P:.0f} prompt and {L:.0f} completion tokens ({PROMPT_SHARE:.0%} and "
                      f"{COMPLETION_SHARE:.0%} of rl.max_prompt_tokens / rl.max_completion_tokens, as in the authors' "
                      "GSM8K runs); --prompt-tokens / --completion-tokens set them")
-    params, kv = float(arch.params()), float(arch.kv_bytes_per_token(2))
+    compute = 4 if profile.device == "cpu" or str(cfg.model.dtype) == "float32" else 2  # as the profile counted
+    params, kv = float(arch.params()), float(arch.kv_bytes_per_token(compute))
     if abs(params / profile.model_params - 1) > 0.1 or abs(kv / profile.kv_bytes_per_token - 1) > 0.1:
         notes.append(f"model {cfg.model.name} ({params / 1e9:.2f} B parameters) is not the profile's "
                      f"({profile.model}): its constants are scaled from sizes, outside what the profile was "

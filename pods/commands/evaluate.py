@@ -26,7 +26,7 @@ from pods.config.files import CONFIG_DIR, composed_groups, groups
 
 quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
-from omegaconf import OmegaConf  # noqa: E402
+from omegaconf import DictConfig, OmegaConf  # noqa: E402
 
 HELP = """usage: {prog} run_dir=DIR [key=value ...] [protocol=NAME] [--cfg job] [--config-help]
 
@@ -73,7 +73,6 @@ def main(argv: list[str] | None = None, prog: str = "evaluate-run.py") -> None:
         print(f"{prog}: error: invalid overrides:\n  - " + "\n  - ".join(problems), file=sys.stderr)
         sys.exit(2)
     import hydra
-    from omegaconf import DictConfig  # noqa: F401 - the job's annotation
 
     app = HydraApp(prog, interrupted="what was evaluated is saved; rerun the same command to continue")
 

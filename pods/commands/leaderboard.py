@@ -1,4 +1,4 @@
-"""A compute-matched leaderboard: every arm on the same token budget, seeds paired, intervals, the authors' layout.
+"""A compute-matched leaderboard: every arm on one budget (tokens or modelled seconds), seeds paired, intervals.
 
     pods leaderboard --quick                   # every arm x 3 seeds, a fifth of the budget (CPU, ~8 min at -j 2)
     pods leaderboard [--tier cpu|gpu] [--arms grpo pods ...] [--seeds N] [--out DIR] [-j N]

@@ -31,10 +31,9 @@ from pods.backends.checks import model_architecture
 from pods.cli import run_script
 from pods.commands import parser
 from pods.config.aliases import rewrite_overrides
-from pods.errors import ConfigError
-from pods.config.files import CONFIG_DIR, groups
-from pods.config.files import compose
+from pods.config.files import CONFIG_DIR, compose, groups
 from pods.core import profiles
+from pods.errors import ConfigError
 
 FITS, DOES_NOT_FIT = 0, 3
 
@@ -78,7 +77,7 @@ def config(overrides: list[str]):
         print(note, file=sys.stderr)
     try:
         cfg = compose(args)
-    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown group option, a bad value
+    except Exception as err:  # Hydra's composition errors: an unknown group option, a bad value
         raise ConfigError(f"cannot compose the config: {str(err).splitlines()[0]}") from err
     from pods.config.checks import validate  # torch: once the arguments are read
 

@@ -23,7 +23,6 @@ from pods.analysis.settings import hours_arg
 from pods.cli import run_script
 from pods.commands import parser
 
-
 UNITS = {"seconds": ("s", 3600.0), "minutes": ("min", 60.0), "hours": ("h", 1.0)}  # symbol, factor from hours
 TIME_KEYS = ("baseline_peak_hours", "method_peak_hours", "method_hours_to_baseline_peak")
 

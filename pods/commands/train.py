@@ -24,10 +24,14 @@ import shlex
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pods.cli import HydraApp, quiet_openmp, set_cpu_threads, show, sweep_job
 from pods.commands import hydra_help
 from pods.config.files import CONFIG_DIR, groups
+
+if TYPE_CHECKING:  # omegaconf loads with Hydra, after --help
+    from omegaconf import DictConfig
 
 quiet_openmp()  # before torch loads: idle OpenMP threads sleep (pods/cli.py, CPU threads)
 
@@ -93,8 +97,8 @@ def describe(cfg: DictConfig) -> str:
 
 def run(cfg: DictConfig, prog: str = PROG) -> None:
     """Train; our own errors (pods.errors.PodsError) reach HydraApp.job, signals and failed writes exit here."""
-    from pods.run.guard import Interrupted
     from pods.io import WriteError
+    from pods.run.guard import Interrupted
     from pods.run.trainer import train
 
     set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses
@@ -158,7 +162,6 @@ def main(argv: list[str] | None = None, prog: str = PROG) -> None:
     if "-h" in argv or "--help" in argv:  # before Hydra loads: a screen, not the config dump
         sys.exit(show(hydra_help(__doc__, HELP, prog, "train")))
     import hydra
-    from omegaconf import DictConfig  # noqa: F401 - the job's annotation
 
     app = HydraApp(prog)  # errors -> messages (exit 2), bugs -> traceback + what it was doing (pods/cli.py)
 

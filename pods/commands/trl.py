@@ -25,7 +25,6 @@ Writes to the run directory (rank 0): `config.yaml` (the resolved preset), `metr
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import difflib
 import math
@@ -139,9 +138,9 @@ def load_preset(path: str | Path, overrides: list[str] = ()) -> dict:
 def check_trl_keys(trl_kwargs: dict, algorithm: str, preset) -> None:
     """ConfigError naming every `trl.<key>` that the algorithm's config class (TRL's GRPOConfig plus the
     pods fields) does not have, each with the closest field name."""
-    from pods.integrations.trl import GRPOGAConfig, PODSConfig  # first: on a CPU, Triton interpreted (TRL's kernel)
-
     import trl
+
+    from pods.integrations.trl import GRPOGAConfig, PODSConfig  # first: on a CPU, Triton interpreted (TRL's kernel)
 
     cls = PODSConfig if algorithm == "pods" else GRPOGAConfig
     valid = sorted(f.name for f in dataclasses.fields(cls) if f.init)
@@ -263,11 +262,11 @@ def _model(cfg: dict):
 
 def build(cfg: dict, run_dir: Path, plan, callbacks=()):
     """The trainer for a loaded preset, its run directory prepared by `plan` (rank 0)."""
+    import torch
+
     from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer, trl_reward_funcs
     from pods.integrations.trl.resume import apply_plan
     from pods.integrations.trl.runlog import RunLog
-
-    import torch
 
     model, tok = _model(cfg)
     d, e = cfg["dataset"], cfg["eval"]

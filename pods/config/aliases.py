@@ -17,6 +17,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from pods.backends import BACKENDS, settings
 from pods.config.fields import declared
 from pods.config.schema import TrainConfig
 
@@ -51,7 +52,7 @@ METRIC_ALIASES = {  # native metrics.jsonl key -> TRL's logged name for the same
     "lr": "learning_rate",
     "reward_kept/total": "pods/kept_reward",  # PODSTrainer's name: mean reward of the kept m
 }
-OPEN_SECTIONS = ("backend", "warmstart", "evaluation", "hydra")  # keys under these are not checked here
+OPEN_SECTIONS = ("warmstart", "evaluation", "hydra")  # keys under these are not checked here
 _OVERRIDE = re.compile(r"^(?P<prefix>\+\+|\+|~)?(?P<key>[A-Za-z_][\w.\-]*)(?P<rest>=.*)?$")
 
 
@@ -60,8 +61,16 @@ def schema_keys() -> tuple[set[str], set[str]]:
     fields = list(declared(TrainConfig))
     sections = {key for key, _, kind in fields if dataclasses.is_dataclass(kind)}
     leaves = {key for key, _, _ in fields if key not in sections}
-    free = {key for key, f, _ in fields if key in leaves and f.default_factory is not dataclasses.MISSING}
+    free = {key for key, f, _ in fields if key in leaves and f.default_factory is not dataclasses.MISSING
+            and "schema_of" not in f.metadata}  # backend: backend_keys
     return leaves, set(OPEN_SECTIONS) | free  # a dict or list default: its entries are free-form
+
+
+def backend_keys() -> tuple[set[str], set[str]]:
+    """schema_keys of the `backend` section: every backend's settings (which one applies, the config decides).
+    Imports the backend modules (torch): called only for a backend.* key."""
+    fields = [(f"backend.{key}", f) for name in BACKENDS for key, f, _ in declared(settings(name))]
+    return {key for key, _ in fields}, {key for key, f in fields if f.default_factory is not dataclasses.MISSING}
 
 
 def _suggest(key: str, names: set[str]) -> str | None:
@@ -90,6 +99,11 @@ def hint(key: str) -> str | None:
         return f"{name} is TRL's name: write {CONFIG_ALIASES[name].target}"
     if name in NO_COUNTERPART:
         return f"TRL's {name} has no single key here: {NO_COUNTERPART[name]}"
+    if key.startswith("backend."):  # another backend's setting, or the closest of any backend's
+        owners = [b for b in BACKENDS if key in {f"backend.{k}" for k, _, _ in declared(settings(b))}]
+        best = _suggest(key, backend_keys()[0])
+        return f"a setting of backend={' or backend='.join(owners)}" if owners else \
+            f"did you mean {best}?" if best else None
     leaves, _ = schema_keys()
     best = _suggest(key, leaves | set(CONFIG_ALIASES))
     if best in CONFIG_ALIASES:
@@ -153,7 +167,8 @@ def rewrite_overrides(args: list[str], groups=()) -> tuple[list[str], list[str]]
             notes.append(f"note: {key} is TRL's name for {alias.target}; using {new}")
             out.append(new)
             continue
-        known = key in leaves or key in groups or any(key == p or key.startswith(p + ".") for p in open_)
+        known = key in leaves or key in groups or any(key == p or key.startswith(p + ".") for p in open_) \
+            or key.startswith("backend.") and _backend_key(key)
         if not known and prefix not in ("+", "++"):
             problems.append(f"unknown config key {key!r}; " + (hint(key) or "see config/train.yaml for the keys"))
         elif key in groups and isinstance(groups, dict) and rest and prefix != "~":
@@ -162,6 +177,12 @@ def rewrite_overrides(args: list[str], groups=()) -> tuple[list[str], list[str]]
     if problems:
         raise ValueError("\n  - ".join(["invalid overrides:", *problems]))
     return out, notes
+
+
+def _backend_key(key: str) -> bool:
+    """A key of some backend's settings, or inside one of their free-form mappings (backend.engine_kwargs.x)."""
+    leaves, free = backend_keys()
+    return key in leaves or any(key.startswith(p + ".") for p in free)
 
 
 def trl_metric_names(row: dict) -> dict:

@@ -21,9 +21,9 @@ from pods.backends.checks import backend_problems, model_problems
 from pods.config.aliases import hint
 from pods.config.fields import by_key, finite, integer, output_path, walk
 from pods.config.schema import EvalConfig, HeldoutConfig, RLConfig, TrainConfig, WarmStartSettings
-from pods.data.math_labels import labels_problem
-from pods.core.lab_checks import lab_problems
 from pods.core import profiles
+from pods.core.lab_checks import lab_problems
+from pods.data.math_labels import labels_problem
 from pods.errors import ConfigError
 
 

@@ -1,14 +1,12 @@
-"""A config key's declaration (`setting`) and the one walker that checks a config against the schema.
+"""The one walker that checks a config against its declared settings (pods.settings.setting).
 
-    rank: int = setting(64, "LoRA rank r; 0 trains all parameters", low=0, why="0 = full-parameter")
     problems = walk(cfg, TrainConfig)    # every unknown or missing key, wrong type, bound or choice, at once
     by_key(cfg, TrainConfig)             # the same, by dotted key: {"rl.n": ["rl.n must be an integer ..."]}
     [key for key, f, kind in declared(TrainConfig) if f.metadata.get("resume_safe")]
 
-Contract: a field's type annotation gives its kind (`int | None`: an integer or null); its metadata holds
-help, low/high (closed unless low_open/high_open), choices, why (appended to a bound's or choice's message),
-what (the expected value in words), resume_safe and trl (TRL's name, with trl_values). A bound or choice
-written "module:NAME" is read from where it is implemented when checked (its module may import torch).
+Contract: a field's annotation gives its kind, its metadata (pods.settings) the rest; a bound or choice written
+"module:NAME" is read from where it is implemented when checked (its module may import torch); a section with
+`schema_of` (backend) is checked against the dataclass its values choose (the chosen backend's settings).
 Each problem is one sentence naming the key, the value and what to write.
 """
 
@@ -34,18 +32,6 @@ _KINDS = {  # type -> (test, what to write)
     list: (lambda v: isinstance(v, (list, ListConfig)), "a list, e.g. [a, b]"),
     dict: (lambda v: isinstance(v, (dict, DictConfig)), "a mapping, e.g. {key: value}"),
 }
-_META = {"help", "low", "high", "low_open", "high_open", "choices", "why", "what", "empty_ok", "resume_safe", "trl",
-         "trl_values", "trl_refused"}
-
-
-def setting(default=dataclasses.MISSING, help: str = "", *, factory=None, **meta):  # noqa: A002 - TRL's key
-    """A schema field: `default` (or `factory` for lists, dicts, sections) and its metadata (see the contract)."""
-    unknown = set(meta) - _META
-    if unknown:
-        raise TypeError(f"setting(): unknown metadata {sorted(unknown)}; known: {', '.join(sorted(_META))}")
-    if factory is not None:
-        return dataclasses.field(default_factory=factory, metadata={"help": help, **meta})
-    return dataclasses.field(default=default, metadata={"help": help, **meta})
 
 
 def kind_of(annotation) -> tuple[type, bool]:
@@ -106,15 +92,29 @@ def by_key(cfg, schema, prefix: str = "", *, partial: bool = False, extra=(), hi
         key = prefix + name
         if name not in cfg:
             if not partial:
-                out[key] = [f"missing key {key}: add it back (its default is in config/ and pods/config/schema.py)"]
+                out[key] = [f"missing key {key}: add it back (its default is in config/ and "
+                            f"{schema.__module__.replace('.', '/')}.py)"]
             continue
         value = value_of(cfg, name)
         if dataclasses.is_dataclass(annotation):
             out.update(by_key(value, annotation, key + ".", partial=partial, hint=hint,
                               unknown_choice=unknown_choice))
+        elif "schema_of" in f.metadata:
+            out.update(chosen(key, value, f, partial=partial, hint=hint, unknown_choice=unknown_choice))
         elif found := field_problems(key, value, f, annotation, unknown_choice):
             out[key] = found
     return out
+
+
+def chosen(key: str, value, f: dataclasses.Field, **kw) -> dict[str, list[str]]:
+    """by_key of a section whose `name` chooses its keys (metadata schema_of: "module:function" giving the dataclass
+    for a name; backend: the chosen backend's settings). An unknown name is the section's one problem."""
+    if not isinstance(value, (dict, DictConfig)):
+        return {key: [f"{key} must be a section of keys, got {value!r}"]}
+    name = value_of(value, "name") if "name" in value else None
+    if wrong := field_problems(f"{key}.name", name, f, str, kw.get("unknown_choice", "")):
+        return {f"{key}.name": wrong}
+    return by_key(value, resolved(f.metadata["schema_of"])(name), key + ".", **kw)
 
 
 def _unknown(key: str, valid: list[str], hint) -> str:

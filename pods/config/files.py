@@ -43,7 +43,8 @@ def composed_groups(name: str = "train") -> list[str]:
 
 def compose(overrides: list[str], *, hydra: bool = False, name: str = "train"):
     """config/<name>.yaml with `overrides` (hydra: with Hydra's own section, e.g. a preset's sweep)."""
-    from hydra import compose as hydra_compose, initialize_config_dir  # Hydra is heavy: load it when composing
+    from hydra import compose as hydra_compose  # Hydra is heavy: load it when composing
+    from hydra import initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):
         return hydra_compose(config_name=name, overrides=list(overrides), return_hydra_config=hydra)

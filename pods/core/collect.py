@@ -18,6 +18,7 @@ dropped. docs/workbench.md, docs/rules.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 import torch
 
 from pods.core.rollouts import Rollouts

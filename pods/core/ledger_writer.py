@@ -252,7 +252,7 @@ def step_rows(step: int, batch, *, accuracy: str, entropy=None) -> dict:
     and the prompts the prompt rule skipped in it (Round.skipped). entropy: [G, k] mean token entropy of the trained
     rollouts, at batch.idx (NaN where it is -1), or None."""
     parts = []
-    for r, (rnd, idx, places) in enumerate(batch.seen):  # idx [B, k] the round's selection (-1 rows: none)
+    for r, (rnd, chosen, places) in enumerate(batch.seen):  # chosen [B, k] the round's selection (-1 rows: none)
         ent = torch.full(rnd.total.shape, float("nan"))  # [B, n]: measured only where the update ran
         if entropy is not None:
             for b, g in enumerate(places):
@@ -264,7 +264,7 @@ def step_rows(step: int, batch, *, accuracy: str, entropy=None) -> dict:
                                     positions=rnd.positions, status=["trained" if g >= 0 else "dropped" for g in places],
                                     total=own(rnd.total), per_fn={k: own(v) for k, v in rnd.per_fn.items()},
                                     accuracy=own(rnd.per_fn[accuracy]), lengths=own(rnd.rollouts.completion_lengths()),
-                                    kept=idx if bool((idx >= 0).all()) else [row[row >= 0] for row in idx],
+                                    kept=chosen if bool((chosen >= 0).all()) else [row[row >= 0] for row in chosen],
                                     entropy=own(ent)))
         if rnd.skipped:
             parts.append(fmt.skipped_rows(step=step, round_=r, prompts=list(rnd.skipped), reward_names=list(rnd.per_fn),

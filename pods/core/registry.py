@@ -4,8 +4,9 @@
     fn = lookup("rollout rule", "gfpo_lenght", RULES)   # ValueError: ... did you mean 'gfpo_length'? ...
     require("rollout rule", "gfpo_length", NEEDS["gfpo_length"], lengths=None)  # ValueError: needs lengths
 
-Contract: a registry is a plain dict filled where its entries are implemented; an unknown name raises
-ValueError naming the nearest names (difflib) and every valid one; a missing input names the rule and the input.
+Contract: a registry is a plain dict filled where its entries are implemented; a name registered twice with
+different objects raises ValueError naming both; an unknown name raises ValueError naming the nearest names
+(difflib) and every valid one; a missing input names the rule and the input.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ import difflib
 
 def registrar(registry: dict, inputs: dict | None = None):
     """A decorator factory: `@register(name, needs=(...))` puts the object in `registry` under `name`, sets its
-    `name`, and records in `inputs` the optional inputs it cannot do without."""
+    `name`, and records in `inputs` the optional inputs it cannot do without. A name already taken by another
+    object is refused (ValueError naming both); the same object again (a reloaded module's) replaces it."""
     def under(name: str, needs: tuple[str, ...] = ()):
         def register(obj):
+            if name in registry and _where(registry[name]) != _where(obj):
+                raise ValueError(f"{name!r} is registered twice: {_where(registry[name])} and {_where(obj)}; "
+                                 "rename one of them")
             obj.name = name
             registry[name] = obj
             if inputs is not None:
@@ -25,6 +30,11 @@ def registrar(registry: dict, inputs: dict | None = None):
             return obj
         return register
     return under
+
+
+def _where(obj) -> str:
+    """'pods.core.downsample.max_variance': an object's module and qualified name."""
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
 
 
 def lookup(kind: str, name: str, registry: dict):

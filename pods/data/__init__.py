@@ -13,8 +13,8 @@ keyword columns. Bad files or settings: DataError / ConfigError. Sources, styles
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pods import plugins

@@ -95,7 +95,7 @@ def _hub(name: str, split: str, hub_id: str, config):
 
     try:
         return datasets.load_dataset(hub_id, config, split=split)
-    except Exception as err:  # noqa: BLE001 - offline, network, unknown id or split: datasets raises many types
+    except Exception as err:  # offline, network, unknown id or split: datasets raises many types
         reason = (str(err).strip().splitlines() or [""])[0][:300]
         raise DataError(f"{name}: could not load the hub dataset {hub_id} (split {split}): {type(err).__name__}: "
                         f"{reason}. Without network access (or with HF_DATASETS_OFFLINE=1 and no cached copy), "

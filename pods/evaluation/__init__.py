@@ -13,16 +13,16 @@ metrics (strict and by the paper's grader), the weights and the file: docs/evalu
 from __future__ import annotations
 
 import json
-import tempfile
 import sys
+import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
 from omegaconf import OmegaConf
 
 from pods import backends, data, rewards
-from pods.backends.base import Sampling
 from pods.backends import merged
+from pods.backends.base import Sampling
 from pods.backends.checks import check_offline, load_error
 from pods.backends.hf import load_tokenizer
 from pods.cli import doing, progress
@@ -30,8 +30,8 @@ from pods.config import read_run_config, to_container
 from pods.config.checks import validate_eval
 from pods.errors import CheckpointError, ConfigError
 from pods.evaluation.results import METRICS, PAPER_METRICS, RESULTS_FILE, ResultsFile, checkpoint_step
-from pods.rewards.authors.paper import NUMBER_PATTERNS
 from pods.io import exclusive_lock
+from pods.rewards.authors.paper import NUMBER_PATTERNS
 from pods.run.checkpoint import intact
 
 ScoreFn = Callable[..., list]  # (completions, answers, **cols) -> list[float]

@@ -21,14 +21,15 @@ from pathlib import Path
 
 import torch
 
-from pods.backends import BACKENDS, facts, memory as mem
+from pods.backends import BACKENDS, facts
+from pods.backends import memory as mem
 from pods.backends.base import Sampling
 from pods.backends.checks import model_architecture, no_cuda_reason
 from pods.config.files import compose, quote
 from pods.errors import ConfigError
 from pods.run import trainer
-from pods.run.prepare import load_prompts
 from pods.run.metrics import read_metrics
+from pods.run.prepare import load_prompts
 
 # variant -> (backend, LoRA?), as each backend declares them (pods.backends.base.Facts.variants)
 VARIANTS = {variant: (name, lora) for name in BACKENDS for variant, lora in facts(name).variants}

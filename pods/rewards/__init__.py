@@ -23,13 +23,17 @@ from typing import Callable
 from pods import plugins
 from pods.errors import RewardError
 from pods.rewards.arithmetic import arithmetic_reward
+from pods.rewards.authors.openr1 import openr1_accuracy, openr1_format, openr1_tags
+from pods.rewards.authors.paper import (
+    paper_answer_decimal_reward,
+    paper_answer_reward,
+    paper_format_reward,
+    paper_format_score_reward,
+)
 from pods.rewards.chemistry import chemistry_reward
 from pods.rewards.format import format_reward, strict_format, tags_reward  # strict_format(text) -> bool: for_acc
 from pods.rewards.gsm8k import gsm8k_reward
 from pods.rewards.math_answer import math_reward
-from pods.rewards.authors.openr1 import openr1_accuracy, openr1_format, openr1_tags
-from pods.rewards.authors.paper import (paper_answer_decimal_reward, paper_answer_reward, paper_format_reward,
-                                        paper_format_score_reward)
 
 RewardFn = Callable[..., list[float]]
 
@@ -179,7 +183,7 @@ def scores(name: str, fn: RewardFn, completions, answers, columns: dict, during:
             raise
         raise RewardError(f"{where} {plugins.exited(err)}{_probe_note(during)}: a reward must return its scores, "
                           f"not end the program{hint}") from None
-    except Exception as err:  # noqa: BLE001 - your function's failure, reported as one message
+    except Exception as err:  # your function's failure, reported as one message
         if not yours:
             raise  # a built-in verifier that raises is a bug of pods: keep its traceback
         if isinstance(err, TypeError) and columns and "unexpected keyword argument" in str(err):

@@ -127,7 +127,7 @@ def score_one(completion: str, answer: str, tolerance: float | None = None) -> f
             units_ok = not pred_q[1] or not gold_q[1] or _fold_unit(pred_q[1]) == _fold_unit(gold_q[1])
             return 1.0 if units_ok else 0.0
         return 1.0 if _canonical_text(pred) == _canonical_text(gold) and gold.strip() else 0.0
-    except Exception:  # untrusted input must never crash training
+    except Exception:  # noqa: BLE001 - untrusted input must never crash training
         return 0.0
 
 

@@ -78,7 +78,7 @@ def normalize(answer: str) -> str:
     s = _ASSIGNMENT.sub("", s.strip())
     s = s.replace(" ", "").rstrip(".")
     s = _unmatched_brackets_removed(re.sub(r"\\+$", "", s))
-    s = _THOUSANDS.sub(lambda m: m[1].replace(",", ""), s) if "," in s and not s[:1] in "([{\\" else s
+    s = _THOUSANDS.sub(lambda m: m[1].replace(",", ""), s) if "," in s and s[:1] not in "([{\\" else s
     return _SLASH_FRAC.sub(r"\1\\frac{\2}{\3}", s)
 
 

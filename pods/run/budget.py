@@ -17,7 +17,6 @@ import functools
 import math
 
 from pods.core import profiles
-from pods.core.cost import spent
 from pods.core.reference import runs_reference
 from pods.core.timing import Meter
 

@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from pods.run import manifest
 from pods.errors import CheckpointError  # also importable as pods.run.checkpoint.CheckpointError
-from pods.run.guard import NonFiniteError, nonfinite_count
 from pods.io import honour_umask, writing
+from pods.run import manifest
+from pods.run.guard import NonFiniteError, nonfinite_count
 
 _NAME = re.compile(r"^checkpoint-(\d+)$")
 

@@ -25,12 +25,14 @@ from omegaconf import DictConfig, OmegaConf
 from pods import backends, data, plugins, rewards
 from pods.backends.checks import check_memory, check_offline, load_error
 from pods.cli import doing
-from pods.config import algorithm, run_dir as get_run_dir
+from pods.config import algorithm
+from pods.config import run_dir as get_run_dir
 from pods.config.checks import validate
 from pods.core.ledger_writer import check_resume
 from pods.errors import ConfigError
 from pods.io import atomic_write_text
-from pods.run import budget, checkpoint as ckpt
+from pods.run import budget
+from pods.run import checkpoint as ckpt
 from pods.run.optim import build_optimizer
 from pods.run.rundir import ASKED, check_run_dir, lock_run_dir
 from pods.run.warmstart import ensure_warmstart

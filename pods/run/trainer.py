@@ -24,17 +24,18 @@ from pods.cli import note
 from pods.core.algorithms import plan_update
 from pods.core.collect import Batch, RoundsStopped, ShortBatchError, collect, generated, subset
 from pods.core.cost import cost_metrics
+from pods.core.lab import LAB_FILE, Lab
+from pods.core.ledger_writer import Ledger, step_rows, switch_off
 from pods.core.losses import policy_loss
 from pods.core.reference import runs_reference
 from pods.errors import RewardError
-from pods.run import budget, checkpoint as ckpt
+from pods.run import budget
+from pods.run import checkpoint as ckpt
 from pods.run.guard import Interrupted, NonFiniteStreak, StopSignals, nonfinite_reason
-from pods.core.lab import LAB_FILE, Lab
-from pods.core.ledger_writer import Ledger, step_rows, switch_off
 from pods.run.metrics import MetricsLogger, PhaseTimers, Progress, step_metrics
 from pods.run.prepare import Ready, ledger_meta, prepare
-from pods.run.samples import SampleLog
 from pods.run.sampler import StepSampler
+from pods.run.samples import SampleLog
 
 
 def _warn_short(batch, B: int, rl) -> bool:

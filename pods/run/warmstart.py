@@ -26,7 +26,6 @@ from pods.config.schema import WarmStartSettings, settings_from
 from pods.errors import ConfigError
 from pods.io import checksum_problem, discard_dir, publish_dir
 
-
 # ----------------------------------------------------------------------------- data
 
 

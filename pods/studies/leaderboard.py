@@ -23,12 +23,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pods.config.checks import validate
-from pods.config.files import compose, quote
 from omegaconf import OmegaConf
 
+from pods.config.checks import validate
+from pods.config.files import compose, quote
 from pods.core import profiles
-from pods.core.cost import spent
 from pods.core.reference import runs_reference
 from pods.core.timing import Meter
 from pods.errors import ConfigError
@@ -217,7 +216,7 @@ def arm_config(tier: Tier, arm: Arm, name: str):
                           "budget: --budget, --points, --weight; seeds: --seeds)")
     try:
         cfg = compose(train_overrides(tier, arm, 0, None, None, name))
-    except Exception as err:  # noqa: BLE001 - Hydra's composition errors: an unknown key or group option
+    except Exception as err:  # Hydra's composition errors: an unknown key or group option
         raise ConfigError(f"arm {name}: cannot compose its config: {str(err).splitlines()[0]}") from err
     try:
         validate(cfg, cuda=tier.cuda)

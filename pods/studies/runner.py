@@ -24,7 +24,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Callable
 
-from pods.cli import DUPLICATE_SECONDS, Stopped, progress as progress_bar
+from pods.cli import DUPLICATE_SECONDS, Stopped
+from pods.cli import progress as progress_bar
 from pods.errors import PodsError
 
 _PODS = "import sys; from pods.commands import main; sys.exit(main())"  # the `pods` command, wheel or checkout

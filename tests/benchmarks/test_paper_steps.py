@@ -55,3 +55,9 @@ def test_paper_numbers_in_docs(capsys):
     assert "| Instruct-Llama-512-64-16-0.04 | 10 | 2 h | 647.5 (605-666) | 51 in 10 min | 75 | 11.6 % | 15 |" in out
     docs = (REPO / "docs" / "algorithms.md").read_text()
     assert all(line in docs for line in out.strip().splitlines()[2:])
+
+
+def test_a_damaged_result_file_is_a_clean_error(tmp_path, capsys):
+    (tmp_path / "Instruct-GSM8K-512-16-16-Run1.json").write_text('{"checkpoint-10": {"gsm8k": {"ans_acc": [0.')
+    assert paper_steps.main(["--results", str(tmp_path)]) == 2
+    assert "Instruct-GSM8K-512-16-16-Run1.json: cannot be read as a results file" in capsys.readouterr().err

@@ -121,9 +121,9 @@ def test_a_sweep_job_returns_its_failure_and_takes_ctrl_c_back(monkeypatch, caps
 
 
 def test_an_unexpected_error_in_training_says_which_step_of_which_run(tmp_path, monkeypatch):
-    import helpers as th
-
     from pods.run import sampler, trainer
+
+    import helpers as th
 
     th.patch_task(monkeypatch)
     th.skip_reward_check(monkeypatch)
@@ -209,7 +209,7 @@ def test_a_closed_stdout_ends_quietly_with_141(monkeypatch, capsys):
     def main(argv):
         try:
             print("a line")
-        except Exception:  # an `except Exception` on the way does not swallow it
+        except Exception:  # noqa: BLE001 - an `except Exception` on the way does not swallow it
             raise AssertionError("ClosedPipe is not an Exception")
 
     assert cli.run_script(main, [], program="p") == 141

@@ -9,6 +9,8 @@ import pytest
 from pods import plugins, rewards
 from pods.data import load_dataset, plugin_examples
 
+from helpers import compose
+
 ROOT = Path(__file__).resolve().parents[2]
 
 USER_MODULE = '''
@@ -97,13 +99,10 @@ def test_each_failing_dataset_check_says_which(user_module, path, message):
 def test_validate_reports_plugin_problems_before_a_model_loads(user_module):
     """validate checks the settings; the start-up step (pods.run.prepare) runs each plug-in once and reports
     their problems together, before a model loads."""
-    from hydra import compose, initialize_config_dir
-
     from pods.errors import ConfigError
     from pods.run.prepare import check_plugins_and_data
 
-    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=[
+    cfg = compose([
             "model=tiny", "dataset.name=mine:empty", "dataset.rewards=[{name: mine:short, weight: 1.0}]",
             "dataset.accuracy_reward=null", "optim.name=adamw", "rl.n=8", "rl.m=4", "rl.max_steps=1"])
     with pytest.raises(ConfigError) as err:
@@ -190,3 +189,32 @@ def test_a_bad_plugin_path_on_the_command_line_is_a_clean_error(tmp_path):
                  "dataset.accuracy_reward=null")
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "returned 1 score ([1.0])" in out.stderr and "def my_reward(completions" in out.stderr
+
+
+@pytest.mark.parametrize("overrides, said", [
+    (["dataset.name=nomod_xyz:load"], ["dataset 'nomod_xyz:load': cannot import 'nomod_xyz'",
+                                       "expected: def my_data(split: str)"]),
+    (["dataset.rewards=[{name: 'os.path:nope', weight: 1.0}]", "dataset.accuracy_reward=null"],
+     ["reward 'os.path:nope': 'os.path'", "has no attribute 'nope'", "expected: def my_reward("]),
+    (["dataset.rewards=[{name: 'json:dumps', weight: 1.0}]", "dataset.accuracy_reward=null"],
+     ["dataset.rewards: reward 'json:dumps' in the start-up probe on 2 completions raised TypeError"]),
+    *[([f"dataset.rewards=[{{name: 'tests/fixtures/plugins/{name}.py:score', weight: 1}}]",
+        "dataset.accuracy_reward=null"],
+       ["invalid config:", f"reward 'tests/fixtures/plugins/{name}.py:score': importing ",
+        f"tests/fixtures/plugins/{name}.py {said}: a plug-in must not end the program; code that parses a command "
+        "line (argparse) or exits belongs under `if __name__ == \"__main__\":`", "expected: def my_reward("])
+      for name, said in (("exits_at_import", "called sys.exit()"),
+                         ("argparse_at_import", "called sys.exit(2) (a usage or error line printed just above came "
+                                                "from it, not from pods)"))],
+], ids=["dataset-no-module", "reward-no-attribute", "reward-wrong-signature", "exits-at-import",
+        "argparse-at-import"])
+def test_a_plugin_that_cannot_be_used_is_one_message_before_a_model_loads(monkeypatch, overrides, said):
+    """The start-up step (pods.run.prepare) imports your functions (from the checkout, as train.py does) and
+    probes a reward on two completions: each failure is one ConfigError naming it and the signature expected."""
+    from pods.errors import ConfigError
+    from pods.run.prepare import check_plugins_and_data
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    with pytest.raises(ConfigError) as err:
+        check_plugins_and_data(compose(["model=tiny", "dataset=arithmetic", *overrides]))
+    assert all(text in str(err.value) for text in said), str(err.value)

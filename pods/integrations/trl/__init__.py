@@ -27,12 +27,25 @@ try:  # TRL is a dependency, but keep the import error readable
 except ImportError as err:  # pragma: no cover
     raise ImportError("pods.integrations.trl needs `trl` (pinned in pyproject.toml): run `uv sync`") from err
 
-from pods.integrations.trl.config import (GRPOGAConfig, PODSConfig, check_pods_args, check_prompt_repeats,
-                                          grpo_ga_config_class, grpo_ga_kwargs, pods_config_class)
+from pods.integrations.trl.config import (
+    GRPOGAConfig,
+    PODSConfig,
+    check_pods_args,
+    check_prompt_repeats,
+    grpo_ga_config_class,
+    grpo_ga_kwargs,
+    pods_config_class,
+)
 from pods.integrations.trl.rewards import trl_reward_funcs
 from pods.integrations.trl.sampler import PromptRepeatsMixin, repeat_prompt_sampler
-from pods.integrations.trl.trainer import (GRPOGATrainer, PODSMixin, PODSTrainer, grpo_ga_trainer_class,
-                                           pods_trainer_class, selection_generator)
+from pods.integrations.trl.trainer import (
+    GRPOGATrainer,
+    PODSMixin,
+    PODSTrainer,
+    grpo_ga_trainer_class,
+    pods_trainer_class,
+    selection_generator,
+)
 
 __all__ = ["GRPOGAConfig", "GRPOGATrainer", "PODSConfig", "PODSMixin", "PODSTrainer", "PromptRepeatsMixin",
            "check_pods_args", "check_prompt_repeats", "grpo_ga_config_class", "grpo_ga_kwargs",

@@ -174,3 +174,33 @@ def test_paper_metric_on_our_runs_and_the_papers_files(tmp_path):
     write_run_dir(tmp_path / "old", {10: (60.0, [0.5])})
     with pytest.raises(ValueError, match="no metric 'paper_ans_acc'"):
         load_run_dir(tmp_path / "old").metric("gsm8k", "paper_ans_acc")
+
+
+RESULTS_ENTRY = {"step": 2, "elapsed_seconds": 20.0, "arithmetic": {"ans_acc": [0.5]}}
+
+
+@pytest.mark.parametrize("raw, said", [
+    ('{"checkpoint-2": {"caf\xe9": 1}}'.encode("latin1"), ["eval_results.json: not UTF-8 text"]),
+    (b"[1, 2]", ["eval_results.json: holds a JSON list, not an object of checkpoints"]),
+    (json.dumps({"checkpoint-2": {**RESULTS_ENTRY, "arithmetic": {"ans_acc": ["high"]}}}).encode(),
+     ["eval_results.json: arithmetic ans_acc holds 'high' (str), not a number", "fix or remove the file"]),
+    (json.dumps({"checkpoint-2": {**RESULTS_ENTRY, "arithmetic": {"ans_acc": [True]}}}).encode(),
+     ["eval_results.json: arithmetic ans_acc holds True (bool), not a number"]),
+    (json.dumps({"checkpoint-2": {**RESULTS_ENTRY, "arithmetic": {"ans_acc": ["0.5"]}}}).encode(),
+     ["eval_results.json: arithmetic ans_acc holds '0.5' (str), not a number"]),
+    (json.dumps({"checkpoint-2": {**RESULTS_ENTRY, "arithmetic": {"ans_acc": [51.0]}}}).encode(),
+     ["eval_results.json: arithmetic ans_acc holds 51.0, not an accuracy in [0, 1]"]),
+], ids=["not-utf8", "json-list", "metric-strings", "metric-bool", "metric-number-as-text", "accuracy-above-1"])
+def test_a_bad_results_file_is_one_message_naming_it(tmp_path, raw, said):
+    """A damaged or foreign eval_results.json (what speedup.py and plot.py read) is one ResultsError naming the
+    file and what it holds; the file is left as it was."""
+    from pods.errors import ResultsError
+
+    (tmp_path / "run").mkdir()
+    path = tmp_path / "run" / "eval_results.json"
+    path.write_bytes(raw)
+    with pytest.raises(ResultsError) as err:
+        load_run_dir(tmp_path / "run")
+    assert all(f"{tmp_path}/run/{text}" in str(err.value) if text.startswith("eval_results") else text in str(err.value)
+               for text in said)
+    assert path.read_bytes() == raw

@@ -2,14 +2,13 @@
 8-GPU tracker exports' `_step` decoded into optimizer steps (docs/multi-gpu.md)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from pods.analysis.loaders import Run
-from pathlib import Path
-
 from pods.analysis.csvruns import load_csv_setting, optimizer_steps
+from pods.analysis.loaders import Run
 from pods.analysis.paper_data import locate_results
 from pods.analysis.steptime import paper_convention_step_seconds, paper_step_seconds, phases, run_step_seconds
 

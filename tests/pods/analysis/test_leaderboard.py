@@ -14,8 +14,8 @@ from pods.analysis.traces import grid_values, metrics_rows, read_trace, write_au
 from pods.commands.speedup import main as speedup_main
 from pods.core import ledger as fmt
 from pods.core.cost import measure_weight
-from pods.errors import ResultsError
 from pods.core.ledger_writer import Ledger
+from pods.errors import ResultsError
 
 FILES = {"sampled": "eval_results.json", "greedy": "eval_greedy.json"}
 W = 2.0

@@ -13,8 +13,8 @@ from pods.analysis.replay_table import COLUMNS, legend, notes, report
 from pods.core import ledger as fmt
 from pods.core.algorithms import keep
 from pods.core.downsample import RULES
-from pods.errors import ConfigError, ResultsError
 from pods.core.ledger_writer import Ledger, switch_off
+from pods.errors import ConfigError, ResultsError
 
 
 def fake_run(run_dir, *, steps=6, B=4, n=8, m=3, rule="max_variance", seed=0, rounds=2, levels=2):

@@ -6,7 +6,8 @@ import pytest
 
 from pods.config import checks
 from pods.errors import ConfigError
-from helpers import compose_cfg, skip_reward_check
+
+from helpers import compose, skip_reward_check
 
 
 @pytest.fixture(autouse=True)
@@ -32,49 +33,52 @@ def installed(monkeypatch, *modules):
 
 
 def test_unsloth_sequence_length_must_hold_prompt_and_completion():
-    ok = compose_cfg(["experiment=gsm8k_main"])  # 1024 = 512 + 512
+    ok = compose(["experiment=gsm8k_main"])  # 1024 = 512 + 512
     checks.validate(ok, cuda=True)
-    bad = compose_cfg(["experiment=gsm8k_main", "rl.max_completion_tokens=786"])
+    bad = compose(["experiment=gsm8k_main", "rl.max_completion_tokens=786"])
     msg = errors(bad, cuda=True)
     assert "backend.max_seq_length=1024 < rl.max_prompt_tokens + rl.max_completion_tokens = 512 + 786 = 1298" in msg
     assert "set backend.max_seq_length=1298" in msg
-    checks.validate(compose_cfg(["experiment=gsm8k_main", "rl.max_completion_tokens=786",
+    checks.validate(compose(["experiment=gsm8k_main", "rl.max_completion_tokens=786",
                              "backend.max_seq_length=1298"]), cuda=True)
 
 
 def test_vllm_max_model_len_when_set_must_hold_prompt_and_completion(monkeypatch):
     installed(monkeypatch, "vllm", "vllm_bnb_plugin")
-    checks.validate(compose_cfg(["backend=vllm"]), cuda=True)  # null: the budget itself
-    msg = errors(compose_cfg(["backend=vllm", "backend.max_model_len=1000"]), cuda=True)
+    checks.validate(compose(["backend=vllm"]), cuda=True)  # null: the budget itself
+    msg = errors(compose(["backend=vllm", "backend.max_model_len=1000"]), cuda=True)
     assert "backend.max_model_len=1000 < rl.max_prompt_tokens + rl.max_completion_tokens = 512 + 512 = 1024" in msg
-    checks.validate(compose_cfg(["backend=vllm", "backend.max_model_len=2048"]), cuda=True)
+    checks.validate(compose(["backend=vllm", "backend.max_model_len=2048"]), cuda=True)
 
 
 def test_vllm_with_4bit_needs_the_bnb_plugin_and_names_the_alternatives(monkeypatch):
     installed(monkeypatch, "vllm")  # vLLM without vllm-bnb-plugin
-    msg = errors(compose_cfg(["backend=vllm"]), cuda=True)  # qwen2.5-3b: load_in_4bit true
+    msg = errors(compose(["backend=vllm"]), cuda=True)  # qwen2.5-3b: load_in_4bit true
     assert "vllm-bnb-plugin" in msg and "uv sync --extra gpu" in msg
     assert "model.load_in_4bit=false" in msg and "backend=unsloth" in msg
-    checks.validate(compose_cfg(["backend=vllm", "model.load_in_4bit=false"]), cuda=True)
+    checks.validate(compose(["backend=vllm", "model.load_in_4bit=false"]), cuda=True)
     installed(monkeypatch, "vllm", "vllm_bnb_plugin")
-    checks.validate(compose_cfg(["backend=vllm"]), cuda=True)  # served as 4-bit by vLLM
+    checks.validate(compose(["backend=vllm"]), cuda=True)  # served as 4-bit by vLLM
 
 
 def test_4bit_full_parameter_training_is_refused_where_4bit_applies():
-    cfg = compose_cfg(["model.lora.rank=0"])  # qwen2.5-3b with load_in_4bit: true
+    cfg = compose(["model.lora.rank=0"])  # qwen2.5-3b with load_in_4bit: true
     msg = errors(cfg, cuda=True)
     assert "model.load_in_4bit=true with model.lora.rank=0" in msg and "model.load_in_4bit=false" in msg
     checks.validate(cfg, cuda=False)  # on CPU load_in_4bit does not apply
-    checks.validate(compose_cfg(["model.lora.rank=0", "model.load_in_4bit=false"]), cuda=True)
+    checks.validate(compose(["model.lora.rank=0", "model.load_in_4bit=false"]), cuda=True)
 
 
-def test_backend_with_only_a_name_is_checked_without_error():
+def test_a_backend_section_missing_its_keys_names_each_and_where_its_default_is():
     from omegaconf import OmegaConf
 
-    cfg = compose_cfg([])
+    cfg = compose([])
     OmegaConf.set_struct(cfg, False)
     cfg.backend = {"name": "unsloth"}
-    checks.validate(cfg, cuda=True)
+    with pytest.raises(ConfigError) as err:
+        checks.validate(cfg, cuda=True)
+    assert "missing key backend.max_seq_length: add it back (its default is in config/ and " \
+           "pods/backends/unsloth.py)" in str(err.value) and "backend.adapter_dir" in str(err.value)
 
 
 @pytest.mark.parametrize("available, driver, torch_cuda, expected", [
@@ -113,5 +117,15 @@ def test_a_gpu_backend_without_cuda_says_why(monkeypatch):
     monkeypatch.setattr("torch.version.cuda", "13.0")
     monkeypatch.setattr("torch.cuda.is_available", lambda: False)  # what torch says with a driver too old
     installed(monkeypatch)  # no vLLM here
-    msg = errors(compose_cfg(["experiment=gsm8k_main"]), cuda=False)
+    msg = errors(compose(["experiment=gsm8k_main"]), cuda=False)
     assert "backend 'unsloth' needs a CUDA GPU, and the NVIDIA driver 535.129.03 is too old for this torch" in msg
+
+
+def test_offline_a_hub_id_not_in_the_local_cache_is_one_message(monkeypatch):
+    from pods.backends.checks import check_offline
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ConfigError) as err:
+        check_offline("pods-test/never-downloaded")
+    assert "model.name pods-test/never-downloaded: offline (HF_HUB_OFFLINE) and not in the local cache" in str(err.value)
+    check_offline("tiny")  # built in code: nothing to look up

@@ -6,13 +6,14 @@ import torch
 
 from pods.backends import hf
 from pods.backends.base import Generator, Policy, Sampling
-from helpers import compose_cfg
+
+from helpers import compose
 
 torch.set_num_threads(1)
 
 
 def cfg(*extra):
-    return compose_cfg(["model=tiny", *extra])
+    return compose(["model=tiny", *extra])
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from pods.backends import memory
 from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
 from pods.core.losses import token_logprobs
 from pods.errors import ConfigError
-from helpers import compose_cfg
+
+from helpers import compose
 
 torch.set_num_threads(1)
 L40S, H100 = memory.GPUS["L40S"], memory.GPUS["H100"]
@@ -42,7 +43,7 @@ def row(est, start):
 
 @pytest.mark.parametrize("preset", ["qwen2.5-3b-instruct", "llama3.2-3b-instruct"])
 def test_a_presets_numbers_add_up_to_its_parameter_count(preset):
-    model = compose_cfg([f"model={preset}"]).model
+    model = compose([f"model={preset}"]).model
     assert memory.architecture(model).params() == model.architecture.params  # the model card's 3.09 B / 3.21 B
 
 
@@ -132,13 +133,13 @@ def test_the_logits_of_the_loss_peak_at_the_counted_bytes(dtype, temperature):
 
 
 def test_the_full_parameter_vllm_run_does_not_fit_an_l40s_but_fits_an_h100():
-    cfg = compose_cfg(FULL_VLLM)
+    cfg = compose(FULL_VLLM)
     arch, w = memory.architecture(cfg.model), memory.workload(cfg)
     fits, line = memory.verdict(arch, w, total_gib=L40S, available_gib=L40S)
     assert not fits and line.startswith("does not fit: ") and "GiB needed, 45.0 GiB available; try " in line
     assert "model.lora.rank=64 model.load_in_4bit=true (LoRA)" in line and "a GPU with" in line
     for knob in line.split("try ")[1].split("; or ")[:-1]:  # each suggestion does fit
-        changed = compose_cfg(FULL_VLLM + knob.split(" (")[0].split())
+        changed = compose(FULL_VLLM + knob.split(" (")[0].split())
         assert memory.estimate(arch, memory.workload(changed), total_gib=L40S).total_gib <= L40S, knob
     assert memory.verdict(arch, w, total_gib=H100, available_gib=H100)[0]
     est = memory.estimate(arch, w, total_gib=L40S)
@@ -147,7 +148,7 @@ def test_the_full_parameter_vllm_run_does_not_fit_an_l40s_but_fits_an_h100():
 
 
 def test_the_papers_unsloth_run_fits_an_l40s_with_vllms_share_counted_once():
-    cfg = compose_cfg(["experiment=gsm8k_main"])
+    cfg = compose(["experiment=gsm8k_main"])
     arch, w = memory.architecture(cfg.model), memory.workload(cfg)
     est = memory.estimate(arch, w, total_gib=L40S)
     assert memory.verdict(arch, w, total_gib=L40S, available_gib=L40S) == (True, f"fits: {est.total_gib:.1f} GiB of "
@@ -166,7 +167,7 @@ def test_the_papers_unsloth_run_fits_an_l40s_with_vllms_share_counted_once():
                                            (256, "H100", 3)])
 def test_unsloth_runs_at_most_its_cap_of_sequences_at_once(n, gpu, waves):
     # unsloth-zoo caps vLLM's max_num_seqs by its KV cache: 80 sequences on an L40S, 96 on an H100 at util 0.5
-    cfg = compose_cfg(["experiment=gsm8k_main", f"rl.n={n}"])
+    cfg = compose(["experiment=gsm8k_main", f"rl.n={n}"])
     arch, w = memory.architecture(cfg.model), memory.workload(cfg)
     est = memory.estimate(arch, w, total_gib=memory.GPUS[gpu])
     cap = 80 if gpu == "L40S" else 96
@@ -180,7 +181,7 @@ def test_unsloths_sequence_cap_follows_its_kv_cache_tiers():
 
 
 def test_without_checkpointing_every_block_keeps_its_activations():
-    arch = memory.architecture(compose_cfg(["model=qwen2.5-3b-instruct"]).model)
+    arch = memory.architecture(compose(["model=qwen2.5-3b-instruct"]).model)
     on, off = (memory.estimate(arch, memory.Workload(gradient_checkpointing=g), total_gib=L40S) for g in (True, False))
     per_token = memory.layer_bytes_per_token(arch, memory.Workload())
     tokens = 4 * 1024
@@ -189,7 +190,7 @@ def test_without_checkpointing_every_block_keeps_its_activations():
 
 
 def test_a_small_engine_share_generates_in_waves_and_the_hf_backend_counts_its_kv_cache():
-    arch = memory.architecture(compose_cfg(["model=qwen2.5-3b-instruct"]).model)
+    arch = memory.architecture(compose(["model=qwen2.5-3b-instruct"]).model)
     w = memory.Workload(backend="vllm", sequences=256, gpu_memory_utilization=0.2)
     assert memory.estimate(arch, w, total_gib=L40S).generation.endswith("waves")
     hf = memory.Workload(backend="hf", sequences=64, generation_batch=16)
@@ -205,20 +206,20 @@ def test_check_memory_refuses_on_a_gpu_too_small_and_warns_when_told_to_start(mo
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda index=None: (int(44 * memory.GIB), int(L40S * memory.GIB)))
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA L40S")
     with pytest.raises(ConfigError) as err:
-        checks.check_memory(compose_cfg(FULL_VLLM))
+        checks.check_memory(compose(FULL_VLLM))
     text = str(err.value)
     assert "does not fit the GPU's memory (NVIDIA L40S, 44.0 of 45.0 GiB free" in text and "fp32 master weights" in text
     assert "does not fit: " in text and "check_memory=false starts it anyway" in text
-    assert checks.check_memory(compose_cfg([*FULL_VLLM, "check_memory=false"])).startswith("warning: the run does")
-    assert checks.check_memory(compose_cfg(["experiment=gsm8k_main"])).startswith("memory estimate: fits: ")
-    assert checks.check_memory(compose_cfg(["experiment=demo"])) is None  # the demo trains on the CPU
+    assert checks.check_memory(compose([*FULL_VLLM, "check_memory=false"])).startswith("warning: the run does")
+    assert checks.check_memory(compose(["experiment=gsm8k_main"])).startswith("memory estimate: fits: ")
+    assert checks.check_memory(compose(["experiment=demo"])) is None  # the demo trains on the CPU
 
 
 def test_check_memory_counts_the_cuda_context_once(monkeypatch):
     """mem_get_info's free memory already lacks this process's CUDA context, which the estimate counts too."""
     from pods.backends import checks
 
-    cfg = compose_cfg(["experiment=gsm8k_main"])
+    cfg = compose(["experiment=gsm8k_main"])
     need = memory.estimate(memory.architecture(cfg.model), memory.workload(cfg), total_gib=L40S).total_gib
     free = need - memory.CONTEXT_GIB + 0.05  # just enough once the context is counted once
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
@@ -232,10 +233,10 @@ def test_a_model_without_numbers_reads_its_config_json(tmp_path):
     from pods.backends.tiny import save_tiny
 
     path = save_tiny(tmp_path / "m", "llama", hidden=64, layers=3, heads=4, kv_heads=2)
-    arch = model_architecture(compose_cfg(["model=tiny", f"model.name={path}"]).model)
+    arch = model_architecture(compose(["model=tiny", f"model.name={path}"]).model)
     assert arch == memory.Architecture(3, 64, 128, 4, 2, 260, True, False)
     with pytest.raises(ConfigError, match="its architecture is unknown for the memory estimate"):
-        model_architecture(compose_cfg(["model=tiny", f"model.name={tmp_path / 'empty'}"]).model)
+        model_architecture(compose(["model=tiny", f"model.name={tmp_path / 'empty'}"]).model)
 
 
 def test_each_backend_declares_the_terms_it_changes():
@@ -255,10 +256,10 @@ def test_each_backend_declares_the_terms_it_changes():
 
 
 def test_the_authors_reference_pass_keeps_a_copy_of_a_full_parameter_model_at_beta_zero():
-    arch = memory.architecture(compose_cfg(["model=qwen2.5-3b-instruct"]).model)
+    arch = memory.architecture(compose(["model=qwen2.5-3b-instruct"]).model)
     full = memory.Workload(lora_rank=0, four_bit=False, beta=0.0, reference_pass=True)
     assert row(memory.estimate(arch, full, total_gib=L40S), "reference model") == 2 * arch.params()
     lora = memory.Workload(beta=0.0, reference_pass=True)  # the adapter disabled: no copy
     assert row(memory.estimate(arch, lora, total_gib=L40S), "reference model") == 0
-    cfg = compose_cfg(["experiment=gsm8k_main", "rl.reference_pass=always"])
-    assert memory.workload(cfg).reference_pass and not memory.workload(compose_cfg([])).reference_pass
+    cfg = compose(["experiment=gsm8k_main", "rl.reference_pass=always"])
+    assert memory.workload(cfg).reference_pass and not memory.workload(compose([])).reference_pass

@@ -15,7 +15,8 @@ from transformers import AutoModelForCausalLM
 from pods.backends import build_4bit, hf, merged
 from pods.backends.base import Sampling
 from pods.errors import MissingExtra
-from helpers import compose_cfg
+
+from helpers import compose
 
 torch.set_num_threads(1)
 HAS_BNB = importlib.util.find_spec("bitsandbytes") is not None
@@ -23,7 +24,7 @@ TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down
 
 
 def cfg(*extra):
-    return compose_cfg(["model=tiny", "backend.device=cpu", "model.lora.rank=4", "model.lora.alpha=8", *extra])
+    return compose(["model=tiny", "backend.device=cpu", "model.lora.rank=4", "model.lora.alpha=8", *extra])
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_merged_model_of_the_base_and_of_a_full_parameter_checkpoint(tmp_path):
     base = merged.merged_model(c, None, tmp_path / "base")  # the tiny model is built in code: written out
     assert (base / "config.json").is_file()
     assert merged.merged_model(cfg("model.lora.rank=0"), tmp_path / "policy", tmp_path / "w") == tmp_path / "policy"
-    hub = compose_cfg(["model=qwen2.5-3b-instruct"])
+    hub = compose(["model=qwen2.5-3b-instruct"])
     assert merged.merged_model(hub, None, tmp_path / "x") == hub.model.name  # loaded in 4-bit from its source
 
 

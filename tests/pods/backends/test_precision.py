@@ -15,7 +15,8 @@ from omegaconf import OmegaConf
 
 from pods.backends import hf
 from pods.backends.precision import FP32, Precision, compute_dtype, resolve
-from helpers import compose_cfg
+
+from helpers import compose
 
 torch.set_num_threads(1)
 CUDA, CPU = torch.device("cuda"), torch.device("cpu")  # a device object needs no GPU
@@ -23,7 +24,7 @@ CUDA, CPU = torch.device("cuda"), torch.device("cpu")  # a device object needs n
 
 def cfg(*extra):
     """A bf16 tiny model (model.dtype=bfloat16) on CPU, plain AdamW at lr 5e-6."""
-    return compose_cfg(["model=tiny", "model.dtype=bfloat16", "backend.device=cpu", "optim.name=adamw",
+    return compose(["model=tiny", "model.dtype=bfloat16", "backend.device=cpu", "optim.name=adamw",
                         "optim.lr=5e-6", "optim.warmup_ratio=0", "optim.weight_decay=0", *extra])
 
 

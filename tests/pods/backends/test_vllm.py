@@ -232,10 +232,10 @@ def test_training_with_vllm_resumes_exactly_like_an_uninterrupted_run(tmp_path, 
     trains as in the uninterrupted run. Step k's sampling seed is sampling_seed(seed, k), not the
     engine's own RNG stream (which is not checkpointed). Measured before the engine moved in-process:
     with the engine core in its own process this test failed at step 3 without the per-step seed."""
-    from helpers import patch_task, skip_reward_check, tiny_cfg
-
     from pods.run import trainer
     from pods.run.metrics import read_metrics
+
+    from helpers import patch_task, skip_reward_check, tiny_cfg
 
     patch_task(monkeypatch)
     skip_reward_check(monkeypatch)

@@ -28,10 +28,11 @@ from vllm.platforms import current_platform
 if not current_platform.is_cpu():
     pytest.skip(f"the installed vllm is not the CPU build ({type(current_platform).__name__})", allow_module_level=True)
 
-from helpers import compose_cfg
 from pods import data
 from pods.backends.base import Sampling
 from pods.backends.hf import HFGenerator
+
+from helpers import compose
 
 pytestmark = pytest.mark.vllm
 GREEDY = Sampling(max_tokens=24, temperature=0.0)
@@ -41,7 +42,7 @@ GREEDY = Sampling(max_tokens=24, temperature=0.0)
 def real(tmp_path_factory):
     from pods.backends import vllm as backend
 
-    cfg = compose_cfg(["experiment=real_cpu", "backend=vllm", "backend.device=cpu", "backend.enforce_eager=true",
+    cfg = compose(["experiment=real_cpu", "backend=vllm", "backend.device=cpu", "backend.enforce_eager=true",
                        "backend.gpu_memory_utilization=null", "backend.max_lora_rank=16", "model.cpu_dtype=float32",
                        f"backend.adapter_dir={tmp_path_factory.mktemp('adapters')}"])
     policy, generator = backend.build(cfg)  # no update_weights: the engine serves the base model

@@ -14,7 +14,8 @@ from safetensors.torch import load_file
 from pods.backends import hf
 from pods.backends.precision import Precision
 from pods.backends.vllm import engine_options, write_adapter
-from helpers import compose_cfg
+
+from helpers import compose
 
 
 class Linear4bit(torch.nn.Module):
@@ -28,28 +29,28 @@ def fake_policy(*modules, compute=torch.float32, max_positions=32768):
 
 
 def test_engine_serves_in_the_trainee_compute_dtype_unless_set():
-    cfg = compose_cfg(["backend=vllm"])
+    cfg = compose(["backend=vllm"])
     assert engine_options(cfg, fake_policy(compute=torch.bfloat16))["dtype"] == "bfloat16"
     assert engine_options(cfg, fake_policy())["dtype"] == "float32"  # CPU
-    assert engine_options(compose_cfg(["backend=vllm", "backend.dtype=float16"]),
+    assert engine_options(compose(["backend=vllm", "backend.dtype=float16"]),
                           fake_policy(compute=torch.bfloat16))["dtype"] == "float16"
 
 
 def test_engine_length_defaults_to_the_token_budget_capped_by_the_model():
-    cfg = compose_cfg(["backend=vllm", "rl.max_prompt_tokens=300", "rl.max_completion_tokens=200"])
+    cfg = compose(["backend=vllm", "rl.max_prompt_tokens=300", "rl.max_completion_tokens=200"])
     assert engine_options(cfg, fake_policy())["max_model_len"] == 500
     assert engine_options(cfg, fake_policy(max_positions=400))["max_model_len"] == 400
 
 
 def test_a_4bit_trainee_is_served_quantized_by_bitsandbytes():
-    cfg = compose_cfg(["backend=vllm"])
+    cfg = compose(["backend=vllm"])
     assert engine_options(cfg, fake_policy(Linear4bit()))["quantization"] == "bitsandbytes"
     assert "quantization" not in engine_options(cfg, fake_policy())
     assert hf.is_4bit(torch.nn.Sequential(Linear4bit())) and not hf.is_4bit(torch.nn.Linear(1, 1))
 
 
 def test_adapter_is_written_in_the_serving_dtype_with_peft_names(tmp_path):
-    cfg = compose_cfg(["model=tiny", "backend.device=cpu", "model.lora.rank=8", "model.lora.alpha=16"])
+    cfg = compose(["model=tiny", "backend.device=cpu", "model.lora.rank=8", "model.lora.alpha=16"])
     policy = hf.load_policy(cfg)
     with torch.no_grad():
         for name, p in policy.model.named_parameters():

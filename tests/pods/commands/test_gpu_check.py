@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "scripts" / "gpu_check.py"
 from pods.commands import gpu_check as gc
 
+from helpers import exits
+
+ROOT = Path(__file__).resolve().parents[3]
+SCRIPT = ROOT / "scripts" / "gpu_check.py"
 
 def run_tiny(variants: str, out: Path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--backends", variants, "--out", str(out)],
@@ -132,10 +134,9 @@ def test_tiny_real_cpu_hf_passes(tmp_path):
     assert_passed(proc, rows, ["hf"])
 
 
-def test_real_cpu_needs_tiny(tmp_path):
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--real-cpu", "--out", str(tmp_path)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2 and "give --tiny --real-cpu" in proc.stderr
+def test_real_cpu_needs_tiny(tmp_path, capsys):
+    code, _, err = exits(gc.main, ["--real-cpu", "--out", str(tmp_path)], capsys)
+    assert code == 2 and "give --tiny --real-cpu" in err
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="the refusal is for a machine without CUDA")
@@ -151,3 +152,8 @@ def test_a_gpu_sized_config_on_a_cpu_is_refused_before_anything_is_written(tmp_p
     assert "pods preflight --gpu L40S experiment=gsm8k_main backend=hf" in err  # the CPU-sized alternatives
     assert "offline_gpu_check.sh --dry-run" in err and len(err.splitlines()) == 1
     assert not out.exists()
+
+
+def test_one_step_is_refused(tmp_path, capsys):
+    code, _, err = exits(gc.main, ["--tiny", "--steps", "1", "--out", str(tmp_path / "gpu")], capsys)
+    assert code == 2 and "--steps must be at least 2" in err and not (tmp_path / "gpu").exists()

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from pods.analysis.paper_data import GET_IT, locate_results
+from pods.commands import plot
+
+from helpers import exits
 
 REPO = Path(__file__).resolve().parents[3]
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
-
-from pods.commands import plot
-
 
 def assert_figures(out: Path, name: str):
     for ext in ("png", "pdf"):
@@ -230,3 +230,33 @@ def test_our_runs_beside_the_papers_files_are_drawn_on_the_papers_grader_or_refu
     args = plot.parse_args(["curves", "--results", str(res), "--setting", "demo-pods"])
     plot.build_curves(args)
     assert args.metric == "ans_acc"
+
+
+@pytest.mark.parametrize("raw, said", [
+    (b'{"step": 1, "time/step": 0.1}\n{"step": 2, "time/st\n{"step": 3, "time/step": 0.1}\n',
+     ["m/metrics.jsonl: line 2 is not JSON", "fix or delete that line"]),
+    (b'{"step": 1, "time/step": 0.1}\n\xff\xfe\n', ["m/metrics.jsonl: not UTF-8 text"]),
+    (b"[1, 2]\n", ["m/metrics.jsonl: line 1 is a JSON list, not an object"]),
+], ids=["torn", "binary", "rows-not-objects"])
+def test_a_bad_metrics_file_is_one_message_and_exit_2(tmp_path, capsys, raw, said):
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "metrics.jsonl").write_bytes(raw)
+    code, _, err = exits(plot.main, ["step-time", "--results", str(tmp_path), "--setting", "m", "--out",
+                                     str(tmp_path / "figs")], capsys)
+    assert code == 2 and all(text in err for text in said), err
+    assert not (tmp_path / "figs").exists() or not any((tmp_path / "figs").iterdir())
+
+
+def test_corrupt_results_and_an_out_that_is_a_file_are_one_message_each(tmp_path, capsys):
+    (tmp_path / "corrupt").mkdir()
+    (tmp_path / "corrupt" / "eval_results.json").write_text('{"checkpoint-2": {"step": 2, "elapsed_')
+    (tmp_path / "base-ok").mkdir()
+    (tmp_path / "base-ok" / "eval_results.json").write_text(json.dumps(
+        {"checkpoint-2": {"step": 2, "elapsed_seconds": 20.0, "arithmetic": {"ans_acc": [0.5]}}}))
+    (tmp_path / "a-file").write_text("not a directory")
+    common = ["curves", "--results", str(tmp_path), "--dataset", "arithmetic"]
+    code, _, err = exits(plot.main, [*common, "--setting", "corrupt", "--out", str(tmp_path / "figs")], capsys)
+    assert code == 2 and f"plot.py: error: {tmp_path}/corrupt/eval_results.json: not valid JSON" in err
+    code, _, err = exits(plot.main, [*common, "--setting", "base-ok", "--out", str(tmp_path / "a-file")], capsys)
+    assert code == 2 and f"plot.py: error: --out {tmp_path}/a-file is a file, not a folder" in err
+    assert "the file was left untouched" in err and (tmp_path / "a-file").read_text() == "not a directory"

@@ -4,13 +4,16 @@ The source review's examples: the full-parameter vLLM run is refused on an L40S 
 that would fit) and accepted on 80 GiB; the paper's Unsloth run fits an L40S; a config error exits 2.
 """
 
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+
+from pods.commands import preflight
+
+from helpers import exits
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "scripts" / "preflight.py"
-from pods.commands import preflight
 # full-parameter vLLM without the authors' reference pass (rl.reference_pass=always would add a reference copy)
 FULL_VLLM = ["experiment=gsm8k_main", "backend=vllm", "model.lora.rank=0", "model.load_in_4bit=false",
              "rl.reference_pass=auto"]
@@ -39,11 +42,9 @@ def test_every_preset_and_sweep_job_gets_a_line(capsys):
     assert "DOES NOT FIT" not in out
 
 
-def test_a_config_error_is_one_message_and_exit_2():
-    proc = subprocess.run([sys.executable, str(SCRIPT), "experiment=gsm8k_main", "rl.n=4.5"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.startswith("preflight.py: error: invalid config:") and "rl.n must be an integer" in proc.stderr
+def test_a_config_error_is_one_message_and_exit_2(capsys):
+    code, _, err = exits(preflight.main, ["experiment=gsm8k_main", "rl.n=4.5"], capsys)
+    assert code == 2 and err.startswith("preflight.py: error: invalid config:") and "rl.n must be an integer" in err
 
 
 def test_time_prints_seconds_per_step_on_the_gpus_profile_beside_the_memory_verdict(capsys):
@@ -86,6 +87,7 @@ def test_time_with_a_profile_file_and_the_demo_on_the_cpu_profile(capsys, tmp_pa
     assert preflight.main(["--time", "--json", "experiment=demo"]) == 0  # backend.device=cpu: the cpu profile
     row = json.loads(capsys.readouterr().out)
     assert row["profile"] == "cpu" and row["seconds_per_step"] > 0 and row["limit"] == "rl.max_steps=500"
+    assert not [n for n in row["notes"] if "not the profile's" in n]  # the demo's own model: float32 KV bytes alike
 
 
 def test_time_with_an_unknown_profile_or_one_of_another_backend_is_exit_2_and_says_which(capsys):
@@ -95,3 +97,18 @@ def test_time_with_an_unknown_profile_or_one_of_another_backend_is_exit_2_and_sa
     assert "this run uses backend=unsloth" in capsys.readouterr().err
     assert preflight.main(["--time", "--gpu", "H100", "experiment=gsm8k_main"]) == 2  # none measured there
     assert "no profile measured on H100 with backend=unsloth" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_gpu_memory_that_is_not_a_finite_number_is_refused(capsys, value):
+    code, _, err = exits(preflight.main, ["--gpu-memory-gib", value, "experiment=gsm8k_main"], capsys)
+    assert code == 2 and (f"preflight.py: error: argument --gpu-memory-gib: '{value}': must be a positive, finite "
+                          "number of GiB (e.g. 80)") in err
+
+
+def test_two_gpus_get_a_verdict_each(capsys):
+    code, out, _ = exits(preflight.main, ["--gpu", "L40S", "--gpu", "H100", "experiment=gsm8k_main"], capsys)
+    assert code == 0
+    for line in ("LoRA 64 on a 4-bit base, on L40S (44.99 GiB)", "fits: 30.9 GiB of 45.0 GiB",
+                 "LoRA 64 on a 4-bit base, on H100 (79.65 GiB)", "fits: 48.2 GiB of 79.7 GiB"):
+        assert line in out, out

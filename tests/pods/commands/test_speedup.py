@@ -1,12 +1,14 @@
 """pods speedup (pods/commands/speedup.py, scripts/speedup.py): JSON keys and values on synthetic paper-layout files and run directories, errors."""
 
-from pods.commands import speedup
 import json
 from pathlib import Path
 
 import pytest
 
 from pods.analysis.paper_data import GET_IT, locate_results
+from pods.commands import speedup
+
+from helpers import exits
 
 REPO = Path(__file__).resolve().parents[3]
 PAPER = locate_results() or Path("paper-data/results")  # scripts/paper_data.py (pods.analysis.paper_data)
@@ -161,3 +163,28 @@ def test_table_time_unit_single_runs_and_never_reached_share(tmp_path, capsys):
                                "method_hours_to_baseline_peak": None}]) == "hours"
     assert speedup.pick_unit([{"baseline_peak_hours": 0.5, "method_peak_hours": None,
                                "method_hours_to_baseline_peak": None}]) == "minutes"
+
+
+@pytest.fixture
+def base_ok(tmp_path):
+    """A results folder with one good run directory, base-ok."""
+    (tmp_path / "base-ok").mkdir()
+    (tmp_path / "base-ok" / "eval_results.json").write_text(json.dumps(
+        {"checkpoint-2": {"step": 2, "elapsed_seconds": 20.0, "arithmetic": {"ans_acc": [0.5]}}}))
+    return tmp_path
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--hours-per-checkpoint", "0"], "argument --hours-per-checkpoint: '0': hours must be positive"),
+    (["--hours-per-checkpoint=-0.5"], "argument --hours-per-checkpoint: '-0.5': hours must be positive"),
+], ids=["hours-0", "hours-negative"])
+def test_a_bad_argument_is_one_message_and_exit_2(base_ok, capsys, argv, said):
+    code, _, err = exits(speedup.main, ["--results", str(base_ok), "--baseline", "base-ok", "--method", "base-ok",
+                                        *argv], capsys)
+    assert code == 2 and said in err
+
+
+def test_an_unknown_setting_is_one_message_and_exit_2(base_ok, capsys):
+    code, _, err = exits(speedup.main, ["--results", str(base_ok), "--baseline", "nope", "--method", "base-ok"],
+                         capsys)
+    assert code == 2 and "setting 'nope': no directory" in err

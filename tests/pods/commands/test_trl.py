@@ -14,6 +14,8 @@ import pytest
 from pods.commands import trl as train_trl
 from pods.errors import ConfigError
 
+from helpers import exits
+
 ROOT = Path(__file__).resolve().parents[3]
 PRESETS = ROOT / "config" / "trl"
 TINY = PRESETS / "tiny-cpu.yaml"
@@ -50,6 +52,35 @@ def test_preset_checks():
                                (["max_train_minutes=3"], "unknown keys \\['max_train_minutes'\\]")]:
         with pytest.raises(ValueError, match=message):
             train_trl.load_preset(TINY, overrides)
+
+
+@pytest.fixture(scope="module")
+def presets(tmp_path_factory):
+    d = tmp_path_factory.mktemp("presets")
+    (d / "sgd.yaml").write_text("defaults: [tiny-cpu, _self_]\nalgorithm: sgd\n")  # a config/trl preset's keys
+    (d / "old.yaml").write_text("base: tiny-cpu.yaml\nalgorithm: pods\n")  # before presets were Hydra configs
+    (d / "broken.yaml").write_text("algorithm: pods\ntrl: {num_generations: [\n")
+    return d
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--preset", "{d}/none.yaml"], "preset {d}/none.yaml does not exist"),
+    (["--preset", "{d}/broken.yaml"], "is not valid YAML"),
+    (["--preset", str(TINY), "trl=[1"], "cannot parse the overrides ['trl=[1']"),
+    (["--preset", str(TINY), "train_steps=-1"],
+     "train_steps must be epoch, authors_epoch, a positive integer or null, got -1"),
+    (["--preset", "{d}/sgd.yaml"], "algorithm must be one of pods, grpo_ga, got 'sgd'"),
+    (["preset=tiny-cpy"], "preset=tiny-cpy: no config/trl/tiny-cpy.yaml (did you mean preset=tiny-cpu?)"),
+    (["preset=tiny-cpu", "--preset", str(TINY)], "name one preset: preset=<name> ("),
+    (["--preset", "{d}/old.yaml"], "`base: tiny-cpu.yaml` is Hydra's defaults list now: write `defaults: [tiny-cpu, "
+                                   "_self_]`"),
+    (["--preset", str(TINY), "trl.num_generation=4"],
+     "unknown setting(s) trl.num_generation (did you mean trl.num_generations?): PODSConfig"),
+], ids=["missing-preset", "broken-yaml", "override-syntax", "bad-train_steps", "bad-algorithm", "unknown-preset",
+        "two-presets", "base-key", "unknown-key"])
+def test_a_bad_preset_or_override_is_one_message_and_exit_2(presets, capsys, argv, said):
+    code, _, err = exits(train_trl.main, [a.replace("{d}", str(presets)) for a in argv], capsys)
+    assert code == 2 and said.replace("{d}", str(presets)) in err, err
 
 
 def test_paper_presets_are_a_pods_grpo_ga_pair():
@@ -194,12 +225,13 @@ def test_two_step_cpu_run_writes_readable_metrics_and_reruns_as_a_no_op(tmp_path
 def test_a_bad_lab_setting_gets_train_pys_sentence_before_any_model_loads(tmp_path, key, bad, train_key):
     from pods.config.checks import validate
     from pods.integrations.trl.lab_settings import in_trl_names
-    from helpers import compose_cfg
+
+    from helpers import compose
 
     with pytest.raises(ConfigError) as ours:
         train_trl.load_preset(TINY, [f"++trl.{key}={bad}"])
     with pytest.raises(ConfigError) as theirs:  # the same mistake in train.py
-        validate(compose_cfg(["model=tiny", f"{train_key}={bad}"]))
+        validate(compose(["model=tiny", f"{train_key}={bad}"]))
     sentence = next(line.strip(" -") for line in str(theirs.value).splitlines() if train_key in line)
     assert in_trl_names(sentence).replace(train_key, f"trl.{key}") in str(ours.value)
 

@@ -13,7 +13,8 @@ from pods.config.aliases import CONFIG_ALIASES, hint, rewrite_overrides, schema_
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.run.metrics import MetricsLogger, read_metrics
-from helpers import compose_cfg
+
+from helpers import compose
 
 ROOT = Path(__file__).resolve().parents[3]
 GROUPS = ["model", "backend", "dataset", "rule", "experiment"]
@@ -82,7 +83,7 @@ def test_a_config_group_option_that_does_not_exist_gets_the_message_of_an_unknow
 
 
 def test_validate_hints_on_unknown_keys():
-    cfg = compose_cfg([])
+    cfg = compose([])
     OmegaConf.set_struct(cfg, False)
     cfg.rl.num_generations = 8
     cfg.optim.learnig_rate = 1e-5

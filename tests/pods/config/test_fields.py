@@ -1,16 +1,23 @@
 """pods.config.fields: a key declared once (its schema field and metadata) is checked by the one walker."""
 
 import dataclasses
+import itertools
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
-from pods.config.fields import by_key, choices_of, declared, kind_of, resolved, setting, walk
+from pods.backends import BACKENDS, settings
+from pods.config.fields import by_key, choices_of, declared, kind_of, resolved, walk
+from pods.config.files import CONFIG_DIR
 from pods.config.schema import EvalConfig, HeldoutConfig, TrainConfig, WarmStartSettings
-from helpers import CONFIG_DIR, compose_cfg
+from pods.settings import setting
 
-SCHEMAS = (TrainConfig, WarmStartSettings, HeldoutConfig, EvalConfig)
+from helpers import compose
+
+SCHEMAS = (TrainConfig, WarmStartSettings, HeldoutConfig, EvalConfig, *(settings(name) for name in BACKENDS))
 LEAVES = [(key, f, kind) for key, f, kind in declared(TrainConfig) if not dataclasses.is_dataclass(kind)]
 
 
@@ -22,7 +29,7 @@ def test_every_field_is_typed_with_help_and_known_choices(schema):
         assert f.metadata.get("help"), f"{key}: no help"
         names = choices_of(f)  # "module:NAME" read from where the choice is implemented
         assert names is None or (names and all(isinstance(n, str) for n in names)), key
-        if names is not None and f.default is not None:
+        if names is not None and f.default not in (None, dataclasses.MISSING):
             assert f.default in names, key
 
 
@@ -33,12 +40,53 @@ def test_train_yaml_and_the_schema_agree():
         value = OmegaConf.select(raw, key, default="<not in train.yaml>")  # model/dataset/backend: config groups
         default = f.default_factory() if f.default is dataclasses.MISSING else f.default
         assert value in ("<not in train.yaml>", default), f"{key}: train.yaml {value!r}, schema {default!r}"
-    assert by_key(compose_cfg([]), TrainConfig) == {}
+    assert by_key(compose([]), TrainConfig) == {}
+
+
+def yaml_comments(path: Path) -> dict[str, str | None]:
+    """{dotted key: the comment lines right above it joined by spaces, or None} of a YAML file of nested mappings
+    (two spaces a level; defaults-list entries left out)."""
+    lines, out, stack = path.read_text().splitlines(), {}, []
+    for i, line in enumerate(lines):
+        found = re.match(r"^( *)([A-Za-z_]\w*):", line)
+        if not found:
+            continue
+        stack = stack[:len(found[1]) // 2] + [found[2]]
+        block = list(itertools.takewhile(lambda text: text.strip().startswith("#"), reversed(lines[:i])))
+        out[".".join(stack)] = " ".join(text.strip()[1:].strip() for text in reversed(block)) if block else None
+    return out
+
+
+@pytest.mark.parametrize("name, schema, least", [("train", TrainConfig, 67), ("evaluate", EvalConfig, 15)])
+def test_yaml_comments_are_the_help(name, schema, least):
+    """Help is written once, on the field: every key of config/<name>.yaml (Hydra's defaults list and hydra section
+    aside) is a key of the schema, and the comment above it is that key's help, word for word."""
+    comments = {key: text for key, text in yaml_comments(Path(CONFIG_DIR) / f"{name}.yaml").items()
+                if key.split(".")[0] not in ("defaults", "hydra")}
+    helps = {key: f.metadata["help"] for key, f, _ in declared(schema)}
+    assert [key for key in comments if key not in helps] == [], "keys the schema does not declare"
+    assert [key for key, text in comments.items() if text is None] == [], "keys without a comment"
+    assert len(comments) >= least and comments == {key: helps[key] for key in comments}
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_a_backends_yaml_holds_its_settings_defaults_and_help(name):
+    """config/backend/<name>.yaml: exactly the keys of the backend's settings (pods.backends.<name>), their
+    defaults, and each help as the comment above the key."""
+    path = Path(CONFIG_DIR) / "backend" / f"{name}.yaml"
+    fields = {key: f for key, f, _ in declared(settings(name))}
+    raw = OmegaConf.to_container(OmegaConf.load(path))
+    assert list(raw) == list(fields) and raw["name"] == name
+    for key, f in list(fields.items())[1:]:  # after the name, which has no default
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        assert raw[key] == default, (key, raw[key], default)
+    comments = yaml_comments(path)
+    assert {key: comments.get(key) for key in fields} == {key: f.metadata["help"] for key, f in fields.items()}
 
 
 def test_every_bound_is_enforced_from_the_metadata_alone():
     """A key with a range needs nothing but its field: a value past each end is refused, naming the key."""
-    cfg = compose_cfg([])
+    cfg = compose([])
     bounded = [(key, f) for key, f, _ in LEAVES if "low" in f.metadata or "high" in f.metadata]
     assert {"rl.n", "rl.top_p", "seed", "rl.max_generation_rounds", "optim.lr"} <= {k for k, _ in bounded}
     for key, f in bounded:
@@ -76,7 +124,7 @@ def test_one_walk_reports_every_problem_at_once():
     assert walk({"seed": 0, "section": {"count": 10, "mode": "a", "label": None}}, _Schema) == \
         ["section.count must be an integer in [1, 9], got 10; a small count"]
     assert walk({"seed": 0}, _Schema) == ["missing key section: add it back (its default is in config/ and "
-                                          "pods/config/schema.py)"]
+                                          f"{__name__.replace('.', '/')}.py)"]
     assert walk({"section": {"mode": "b"}}, _Schema, partial=True) == []
 
 

@@ -2,7 +2,6 @@
 
 from pods.config.files import compose, composed_groups, groups, quote
 
-
 VALUES = ["/tmp/a dir/with spaces", "/tmp/it's", '/tmp/a "quote"', "/tmp/back\\slash'", "/tmp/ends in\\",
           "/tmp/${oc.env:HOME}", "/tmp/a,b=c:d [e]", "/tmp/é"]
 KEYS = ["output_root", "run_name", "model.name", "dataset.name"]

@@ -5,8 +5,18 @@ import pytest
 import torch
 
 from pods.core.algorithms import keep
-from pods.core.collect import (MAX_ROUNDS, Round, RoundsStopped, Sampler, ShortBatchError, choose_groups, collect,
-                               generated, has_spread, informative)
+from pods.core.collect import (
+    MAX_ROUNDS,
+    Round,
+    RoundsStopped,
+    Sampler,
+    ShortBatchError,
+    choose_groups,
+    collect,
+    generated,
+    has_spread,
+    informative,
+)
 from pods.core.rollouts import Rollouts
 from pods.errors import PodsError
 

@@ -3,7 +3,16 @@
 import pytest
 import torch
 
-from pods.core.cost import COST_TOTAL, Decoded, cost_metrics, decoded_batches, ledger_totals, measure_weight, spent, step_counts
+from pods.core.cost import (
+    COST_TOTAL,
+    Decoded,
+    cost_metrics,
+    decoded_batches,
+    ledger_totals,
+    measure_weight,
+    spent,
+    step_counts,
+)
 from pods.errors import ResultsError
 
 

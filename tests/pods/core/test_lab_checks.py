@@ -3,7 +3,8 @@
 import pytest
 
 from pods.core.lab_checks import lab_problems
-from helpers import compose_cfg
+
+from helpers import compose
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -17,9 +18,9 @@ from helpers import compose_cfg
                                "exactly those it must pick and chooses nothing: set rl.prompt_pool >= 2"),
 ], ids=["pool-without-rule", "pool-with-group-filter", "pool-with-filter", "mopps-without-pool"])
 def test_a_pool_that_cannot_act_is_refused(overrides, message):
-    assert any(message in p for p in lab_problems(compose_cfg(overrides).rl))
+    assert any(message in p for p in lab_problems(compose(overrides).rl))
 
 
 def test_mopps_with_a_pool_and_a_filter_without_one_are_fine():
-    assert lab_problems(compose_cfg(["rl.prompt_rule=mopps", "rl.prompt_pool=16"]).rl) == []
-    assert lab_problems(compose_cfg(["rl.prompt_rule=greso"]).rl) == []
+    assert lab_problems(compose(["rl.prompt_rule=mopps", "rl.prompt_pool=16"]).rl) == []
+    assert lab_problems(compose(["rl.prompt_rule=greso"]).rl) == []

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from pods.core import ledger as fmt
-from pods.errors import CheckpointError
 from pods.core import ledger_index as idx
 from pods.core import ledger_writer as lw
+from pods.errors import CheckpointError
 
 
 def rows(step, G=3, n=4, m=2):

@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import get_scheduler
 
-from pods.errors import ConfigError
 from pods.core.schedule import SCHEDULERS, LRSchedule, lr_factor
+from pods.errors import ConfigError
 
 
 def optimizer(lr=1e-3):

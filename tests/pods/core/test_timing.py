@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 
 from pods.core.cost import COST_TOTAL
-from pods.core.timing import (CONSTANTS, expected_longest, fit, harmonic_step_seconds, nnls, planned_counts,
-                              seconds_spent, step_seconds)
+from pods.core.timing import (
+    CONSTANTS,
+    expected_longest,
+    fit,
+    harmonic_step_seconds,
+    nnls,
+    planned_counts,
+    seconds_spent,
+    step_seconds,
+)
 
 C = {"fixed": 1.0, "batch": 0.5, "decode_step": 0.01, "token": 0.001, "padded_token": 0.0, "prompt_token": 0.0,
      "context_token": 1e-6, "update_token": 0.002, "reference_token": 0.0005}

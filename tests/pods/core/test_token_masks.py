@@ -10,7 +10,7 @@ import torch
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from pods.core.token_masks import TOKEN_MASKS, token_mask  # noqa: E402
+from pods.core.token_masks import TOKEN_MASKS, token_mask
 
 
 def cases(count, seed=0):

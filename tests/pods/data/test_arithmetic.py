@@ -6,7 +6,6 @@ Run: uv run pytest tests/pods/data/test_arithmetic.py
 import pytest
 
 from pods import data
-
 from pods.data import arithmetic
 from pods.rewards.arithmetic import arithmetic_reward
 

@@ -8,8 +8,10 @@ import json
 import pytest
 
 from pods import data
-from pods.data.sources import MATH_SUBSETS
 from pods.backends.tiny import byte_tokenizer
+from pods.data.sources import MATH_SUBSETS
+
+from helpers import compose
 
 FIX = "tests/fixtures"
 
@@ -281,14 +283,10 @@ def test_training_set_filters_then_shuffles_like_the_authors(tok):
 
 
 def test_trainer_loads_the_paper_prepared_math_set_the_same_way_every_time(tok):
-    from hydra import compose, initialize_config_dir
-
     from pods.run.prepare import load_prompts
 
     root = __import__("pathlib").Path(__file__).resolve().parents[3]
-    with initialize_config_dir(config_dir=str(root / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=["dataset=math", f"dataset.path={root}/{FIX}/math",
-                                                      "rl.max_prompt_tokens=100000"])
+    cfg = compose(["dataset=math", f"dataset.path={root}/{FIX}/math", "rl.max_prompt_tokens=100000"])
     assert cfg.dataset.shuffle_seed == 42 and cfg.dataset.system_prompt == data.PAPER_SYSTEM_PROMPT
     ids, answers, cols = load_prompts(cfg, tok)
     file_order = [ex.answer for ex in data.load_dataset("math", split="train", path=f"{FIX}/math")]
@@ -318,7 +316,10 @@ BAD_FILES = [
     pytest.param("t.json", b'[{"question": "a", "answer": "1"},\n {"question": "b", "answer": }]',
                  ["t.json line 2 column", "is not valid JSON"], id="malformed-json"),
     pytest.param("t.jsonl", b'{"question": "a", "answer": "1"}\n{"question": "caf\xe9", "answer": "2"}\n',
-                 ["t.jsonl line 2 is not UTF-8 text (byte 0xe9", "iconv"], id="latin1-jsonl"),
+                 ["t.jsonl line 2 is not UTF-8 text (byte 0xe9", "iconv", "save the file as UTF-8"],
+                 id="latin1-jsonl"),
+    pytest.param("t.jsonl", b'{"text": "a", "answer": "1"}\n', ["t.jsonl line 1: no prompt column",
+                 "dataset.options.prompt_column"], id="missing-column"),
     pytest.param("t.json", b'[{"question": "a",\n "answer": "\xff"}]', ["t.json line 2 is not UTF-8"],
                  id="binary-json"),
     pytest.param("t.jsonl", b'{"question": ["a", "b"], "answer": "1"}\n', ["t.jsonl line 1: the prompt (column "
@@ -361,6 +362,33 @@ def test_bad_files_name_the_file_and_what_is_wrong(tmp_path, name, content, mess
         data.load_dataset("chemistry", split="train", path=path)
     for message in messages:
         assert message in str(err.value)
+
+
+@pytest.mark.parametrize("rows, overrides, said", [
+    ('{"question": "a", "answer": "1"}\n{"question": "b", "answer": ""}\n{"question": "c", "answer": " \\t"}\n',
+     ["dataset=gsm8k"], "gsm8k: {f}: 2 of 3 rows have an empty or blank answer (first: line 2), an answer no "
+                        "completion can match (reward 0); fill them in or remove those rows"),
+    ('{"question": "a", "answer": "1"}\n{"question": "", "answer": "2"}\n',
+     ["dataset=gsm8k"], "gsm8k: {f}: 1 of 2 rows have an empty or blank prompt (first: line 2), a model given "
+                        "nothing to answer; fill them in or remove those rows"),
+    (None, ["dataset.name=tests/fixtures/plugins/blank_rows.py:data"],
+     "dataset 'tests/fixtures/plugins/blank_rows.py:data': split 'train': 2 of 5 rows have an empty or blank "
+     "answer (first: row 1), an answer no completion can match (reward 0); fill them in or remove those rows"),
+    (None, ["+dataset.options.digits=0"], "arithmetic: digits must be in 1..18, got 0"),
+], ids=["blank-answers", "empty-prompt", "plugin-dataset-blank-answers", "bad-option"])
+def test_rows_no_completion_can_match_and_bad_options_are_refused(tmp_path, rows, overrides, said):
+    """The training data, read before any model loads (pods.run.prepare), refuses what would train on nothing."""
+    from pods.errors import PodsError
+
+    path = tmp_path / "t.jsonl"
+    extra = []
+    if rows is not None:
+        path.write_text(rows)
+        extra = [f"dataset.path={path}"]
+    with pytest.raises(PodsError) as err:
+        data.load_examples(compose(["model=tiny", "dataset=arithmetic", *overrides, *extra]).dataset)
+    assert said.replace("{f}", str(path)) in str(err.value), str(err.value)
+    assert "expected: def my_data(split: str)" in str(err.value) or "plugins" not in said
 
 
 def test_a_byte_order_mark_and_numbers_are_fine(tmp_path):

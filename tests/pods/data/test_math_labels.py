@@ -18,7 +18,8 @@ from pods import data
 from pods.config.checks import validate
 from pods.data.math_labels import LABELS, answer_label, math_label
 from pods.errors import ConfigError
-from helpers import compose_cfg as compose
+
+from helpers import compose
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = "shared/paper-examples/examples.jsonl.gz"

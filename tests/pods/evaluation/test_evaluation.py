@@ -6,9 +6,11 @@ import pytest
 import torch
 
 from pods.backends.base import Sampling
+from pods.core.rollouts import Rollouts
 from pods.evaluation import complete_checkpoints, sample_answers, score
 from pods.evaluation.results import FORMAT, ResultsFile
-from pods.core.rollouts import Rollouts
+
+from helpers import compose
 
 
 def exact(completions, answers, **cols):
@@ -203,18 +205,13 @@ def gsm8k_run(tmp_path):
     """A run directory (config only, no checkpoint) on the GSM8K fixture and a scripted backend."""
     from pathlib import Path
 
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from pods.backends.tiny import byte_tokenizer
 
     root = Path(__file__).resolve().parents[3]
-    def compose_in(name, overrides):
-        with initialize_config_dir(config_dir=str(root / "config"), version_base=None):
-            return compose(config_name=name, overrides=overrides)
-
-    cfg = compose_in("train", ["model=tiny", "dataset=gsm8k", f"dataset.path={root}/tests/fixtures/gsm8k"])
-    ev = lambda *o: compose_in("evaluate", ["run_dir=x", "repeats=1", "max_prompt_tokens=null", *o])  # noqa: E731
+    cfg = compose(["model=tiny", "dataset=gsm8k", f"dataset.path={root}/tests/fixtures/gsm8k"])
+    ev = lambda *o: compose(["run_dir=x", "repeats=1", "max_prompt_tokens=null", *o], name="evaluate")  # noqa: E731
     OmegaConf.save(cfg, tmp_path / "config.yaml")
     tok = byte_tokenizer()
     script = {  # the strict verifier rejects the first (its answer block states no number), the paper's accepts it
@@ -321,13 +318,7 @@ def test_long_test_prompts_are_left_out_like_the_paper(gsm8k_run):
 
 
 def _compose(*overrides):
-    from pathlib import Path
-
-    from hydra import compose, initialize_config_dir
-
-    config_dir = str(Path(__file__).resolve().parents[3] / "config")
-    with initialize_config_dir(config_dir=config_dir, version_base=None):
-        return compose(config_name="evaluate", overrides=["run_dir=x", *overrides])
+    return compose(["run_dir=x", *overrides], name="evaluate")
 
 
 def test_generation_settings_default_to_the_runs_own():
@@ -365,15 +356,92 @@ def test_the_paper_protocols_are_explicit_presets():
 @pytest.mark.parametrize("dataset, want", [("gsm8k_paper", "gsm8k"), ("gsm8k", "gsm8k"), ("arithmetic", "arithmetic")])
 def test_ans_acc_of_the_runs_own_dataset_is_the_strict_verifier_even_for_a_paper_preset(dataset, want):
     """A paper preset trains on the authors' grader (reported as paper_ans_acc); ans_acc stays the strict one."""
-    from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from pods.evaluation import eval_datasets
-    from helpers import CONFIG_DIR
 
-    with initialize_config_dir(config_dir=CONFIG_DIR, version_base=None):
-        run_cfg = compose(config_name="train", overrides=[f"dataset={dataset}"])
+    run_cfg = compose([f"dataset={dataset}"])
     both = OmegaConf.create({"datasets": [{"name": run_cfg.dataset.name}, {"name": "math500"}]})
     assert [e["reward"] for e in eval_datasets(both, run_cfg)] == [want, "math"]
     run_cfg.dataset.accuracy_reward = "rewards/countdown.py:exact_number"  # your own accuracy reward is kept
     assert eval_datasets(both, run_cfg)[0]["reward"] == "rewards/countdown.py:exact_number"
+
+
+# ----------------------------------------------------------------------------- bad settings and run directories
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Run directories as train.py leaves them (config.yaml, checkpoint-2 with a state.json; no weights: nothing
+    here loads a checkpoint), each damaged in one way, and a data file that is not JSON."""
+    d = tmp_path_factory.mktemp("eval-runs")
+    cfg = compose(["model=tiny", "dataset=arithmetic"])
+    from omegaconf import OmegaConf
+
+    for name in ("run", "run-badresults", "run-foreign", "run-badstate", "run-badconfig"):
+        (d / name / "checkpoint-2" / "policy").mkdir(parents=True)
+        OmegaConf.save(cfg, d / name / "config.yaml", resolve=True)
+        (d / name / "checkpoint-2" / "state.json").write_text(json.dumps({"step": 2, "elapsed_seconds": 20.0}))
+    (d / "run-badresults" / "eval_results.json").write_text('{"checkpoint-2": {"arithmetic": ')
+    (d / "run-foreign" / "eval_results.json").write_text("[1, 2, 3]")
+    (d / "run-badstate" / "checkpoint-2" / "state.json").write_text('{"step": 2, "elapsed_')
+    (d / "run-badconfig" / "config.yaml").write_text("model: {name: tiny\ndataset: [")
+    (d / "run-nockpt").mkdir()  # a run that saved no checkpoint
+    OmegaConf.save(cfg, d / "run-nockpt" / "config.yaml", resolve=True)
+    (d / "data").mkdir()
+    (d / "data" / "bad.json").write_text('[{"question": "a", "answer": "1"},\n {"question": "b", "answer": }]')
+    return d
+
+
+ONE = ["repeats=1", "max_tokens=2", "datasets=[{name:arithmetic,limit:4,format_reward:null}]"]
+
+
+@pytest.mark.parametrize("run, overrides, said", [
+    (None, [], ["run_dir is required"]),
+    ("nope", [], ["run_dir {d}/nope is not a directory"]),
+    ("run", ["repeats=0"], ["repeats must be an integer >= 1"]),
+    ("run", ["weights=merged"], ["weights must be adapter or merged_4bit", "got 'merged'"]),
+    ("run", ["batch_size=0"], ["batch_size must be an integer >= 1"]),
+    ("run", ["temperature=-0.5"], ["temperature must be a number >= 0 or null, got -0.5"]),
+    ("run-badresults", [], ["run-badresults/eval_results.json: not valid JSON", "left untouched"]),
+    ("run-foreign", [], ["run-foreign/eval_results.json: not a pods results file"]),
+    ("run-badconfig", [], ["run-badconfig/config.yaml: cannot be read as YAML"]),
+    ("run", ["datasets=[{name:gsm8k,path:'{d}/data/bad.json'}]"], ["bad.json line 2 column"]),
+    ("run", ["datasets=5"], ["datasets must be a list of {name: ...} entries or null, got 5"]),
+    ("run", ["datasets=[{name:arithmetic,size:3}]"], ["unknown key(s) ['size']"]),
+    ("run", ["datasets=[{name:arithmetic,reward:nope}]"], ["reward: unknown reward 'nope'; valid names:"]),
+    ("run-nockpt", ["base=false"], ["{d}/run-nockpt holds no complete checkpoint and base=false: nothing to "
+                                    "evaluate"]),
+], ids=["no-run_dir", "missing-run_dir", "repeats-0", "weights-unknown", "batch_size-0", "negative-temperature",
+        "corrupt-results", "foreign-results", "corrupt-config", "bad-data-file", "datasets-not-a-list",
+        "unknown-entry-key", "unknown-reward", "no-checkpoint-no-base"])
+def test_a_bad_setting_or_run_directory_is_one_message_before_a_model_loads(runs, run, overrides, said):
+    """What evaluate-run.py refuses (exit 2 there, tests/test_bad_inputs.py): one PodsError naming the key or file;
+    a results file already there is left as it was, none is written."""
+    from pods.errors import PodsError
+    from pods.evaluation import evaluate_run
+
+    before = {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()}
+    cfg = compose([o.replace("{d}", str(runs)) for o in overrides], name="evaluate")
+
+    def build(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    with pytest.raises(PodsError) as err:
+        evaluate_run(run and runs / run, cfg, log=lambda *a: None, build=build)
+    assert all(text.replace("{d}", str(runs)) in str(err.value) for text in said), str(err.value)
+    assert {p: p.read_bytes() for p in runs.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("run, said", [
+    ("run-badstate", "warning: skipping damaged {d}/run-badstate/checkpoint-2"),
+    ("run-nockpt", "warning: {d}/run-nockpt holds no complete checkpoint; evaluating only the base model"),
+], ids=["damaged-checkpoint", "no-checkpoint"])
+def test_a_run_without_a_usable_checkpoint_evaluates_its_base_model_with_a_warning(runs, tmp_path, capsys, run, said):
+    from pods.evaluation import evaluate_run
+
+    results = evaluate_run(runs / run, compose([*ONE, f"output={tmp_path / 'r.json'}"], name="evaluate"),
+                           log=lambda *a: None)
+    assert said.replace("{d}", str(runs)) in capsys.readouterr().err
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert "base" in saved and not [key for key in saved if key.startswith("checkpoint-")] and results is not None

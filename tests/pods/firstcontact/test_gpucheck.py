@@ -7,13 +7,13 @@ import math
 import pytest
 import torch
 
-from pods.config import checks
-from pods.config.files import compose
-
-from pods.backends import hf
+from pods.backends import facts, hf
 from pods.backends.base import Sampling
+from pods.config import checks
+from pods.errors import ConfigError
 from pods.firstcontact import gpucheck
-from helpers import compose_cfg
+
+from helpers import compose
 
 torch.set_num_threads(1)
 GREEDY = Sampling(max_tokens=6, temperature=0.0)
@@ -21,7 +21,7 @@ GREEDY = Sampling(max_tokens=6, temperature=0.0)
 
 @pytest.fixture(scope="module")
 def policy():
-    return hf.load_policy(compose_cfg(["model=tiny", "backend.device=cpu", "model.lora.rank=0"]))
+    return hf.load_policy(compose(["model=tiny", "backend.device=cpu", "model.lora.rank=0"]))
 
 
 def prompts_of(policy):
@@ -109,6 +109,10 @@ def test_every_variant_config_composes_and_validates(variant, tiny, tmp_path):
     assert cfg.model.name == ("tiny" if tiny else "Qwen/Qwen2.5-0.5B-Instruct")
     if not lora:
         assert not cfg.model.load_in_4bit or tiny
+    if tiny and not facts(backend).tiny_ok:  # never run (gpucheck.unavailable): the demo's backend.device=cpu is
+        with pytest.raises(ConfigError, match="unknown key backend.device; a setting of backend=hf or backend=vllm"):
+            checks.validate(cfg, cuda=True)  # not a key of Unsloth, which always trains on the GPU
+        return
     checks.validate(cfg, cuda=True)
 
 

@@ -17,9 +17,9 @@ import torch
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from pods.core.advantages import group_advantages  # noqa: E402
-from pods.core.downsample import select  # noqa: E402
-from pods.integrations.trl import PODSConfig, PODSTrainer, grpo_ga_kwargs, trl_reward_funcs  # noqa: E402
+from pods.core.advantages import group_advantages
+from pods.core.downsample import select
+from pods.integrations.trl import PODSConfig, PODSTrainer, grpo_ga_kwargs, trl_reward_funcs
 
 N, M, PER_DEVICE, GA = 4, 2, 4, 2  # n generated, m kept; 4 generated per accumulation step, 2 steps
 

@@ -18,7 +18,7 @@ import torch
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from pods.integrations.trl import PODSConfig, PODSTrainer  # noqa: E402
+from pods.integrations.trl import PODSConfig, PODSTrainer
 
 N = 4  # n = m: every rollout kept
 

@@ -21,22 +21,23 @@ import torch
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from datasets import Dataset  # noqa: E402
-from transformers import TrainerCallback  # noqa: E402
+from datasets import Dataset
+from transformers import TrainerCallback
 
-from helpers import patch_task, skip_reward_check, tiny_cfg  # noqa: E402
-from pods.analysis.replay import replay  # noqa: E402
-from pods.core.ledger_index import OFF, read_back  # noqa: E402
-from pods.errors import CheckpointError  # noqa: E402
-from pods.integrations.trl.resume import Plan, check_ledger  # noqa: E402
-from pods.backends.tiny import byte_tokenizer, tiny_causal_lm  # noqa: E402
-from pods.config.aliases import CONFIG_ALIASES  # noqa: E402
-from pods.config.fields import declared  # noqa: E402
-from pods.config.schema import TrainConfig  # noqa: E402
-from pods.core.cost import spent  # noqa: E402
-from pods.integrations.trl import PODSConfig, PODSTrainer  # noqa: E402
-from pods.integrations.trl.lab_settings import LAB  # noqa: E402
-from pods.run import prepare, sampler, trainer  # noqa: E402
+from pods.analysis.replay import replay
+from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
+from pods.config.aliases import CONFIG_ALIASES
+from pods.config.fields import declared
+from pods.config.schema import TrainConfig
+from pods.core.cost import spent
+from pods.core.ledger_index import OFF, read_back
+from pods.errors import CheckpointError
+from pods.integrations.trl import PODSConfig, PODSTrainer
+from pods.integrations.trl.lab_settings import LAB
+from pods.integrations.trl.resume import Plan, check_ledger
+from pods.run import prepare, sampler, trainer
+
+from helpers import patch_task, skip_reward_check, tiny_cfg
 
 P, N, M, B = 5, 8, 4, 2  # prompts, n, m, prompts per step (train.py's tiny_cfg); step 3 starts a second epoch
 STEPS = 4

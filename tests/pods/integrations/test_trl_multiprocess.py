@@ -45,8 +45,8 @@ def _worker(out: Path):
     from accelerate.utils import gather_object
     from datasets import Dataset
 
-    from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer
     from pods.backends.tiny import byte_tokenizer, tiny_causal_lm
+    from pods.integrations.trl import GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer
 
     def recorder(base):
         class Recorder(base):

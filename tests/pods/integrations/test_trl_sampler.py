@@ -14,8 +14,14 @@ import torch
 if not torch.cuda.is_available():  # TRL 1.15 patches in a Triton kernel; interpret it on CPU
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
-from pods.integrations.trl import (GRPOGAConfig, GRPOGATrainer, PODSConfig, PODSTrainer,  # noqa: E402
-                                   grpo_ga_kwargs, repeat_prompt_sampler)
+from pods.integrations.trl import (
+    GRPOGAConfig,
+    GRPOGATrainer,
+    PODSConfig,
+    PODSTrainer,
+    grpo_ga_kwargs,
+    repeat_prompt_sampler,
+)
 
 
 def test_sampler_repeats_each_prompt_k_groups_in_a_row():

@@ -1,5 +1,7 @@
 """Registry and combined rewards. Run: uv run pytest tests/pods/rewards/test_registry.py"""
 
+from pathlib import Path
+
 import pytest
 
 from pods import data, rewards
@@ -154,3 +156,56 @@ def test_each_function_gets_inputs_it_cannot_corrupt(tmp_path):
     assert per_fn["gsm8k"] == [1.0, 0.0, 0.0] and total == [1.0, 0.0, 0.0]
     assert (completions, answers, tags) == before
     assert rewards.scores("mine:count", count_tags, completions, answers, {"tags": tags}) == [1.0, 0.0, 0.0]
+
+
+PLUGINS = "tests/fixtures/plugins/bad_rewards.py"
+
+
+@pytest.mark.parametrize("kind, said", [
+    ("raises", "raised KeyError: 'score'; it passed the start-up probe"),
+    ("short", "returned 1 score ([0.0]): return one score per completion"),
+    ("strings", "returned non-numbers for 4 of them ('0.5' at 0, '0.5' at 1, '0.5' at 2, ...;"),
+    ("nan", "returned NaN/inf for 1 of them (nan at 1; first at completion 1:"),
+    ("exits", "called sys.exit(0); it passed the start-up probe, so look at what real completions hold"),
+    ("huge", "returned scores too large for float32 for 1 of them (1e+308 at 0; first at completion 0:"),
+    ("bigint", "returned scores too large for float32 for 1 of them (10000000000000000000... at 2; first at "
+               "completion 2:"),
+])
+def test_a_plugin_that_misbehaves_only_on_a_real_batch_is_named_with_what_it_returned(monkeypatch, kind, said):
+    """tests/fixtures/plugins/bad_rewards.py: each passes the start-up probe and fails on the second real batch
+    (in a run: step 2, which train.py reports with the checkpoint it resumes from, tests/test_bad_inputs.py)."""
+    from pods.errors import RewardError
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[3])
+    name = f"{PLUGINS}:{kind}_on_batch"
+    fn, batch = rewards.get(name), ["12", "7", "x", ""]
+    rewards.scores(name, fn, batch[:2], ["12"] * 2, {}, during=" in the start-up probe")
+    rewards.scores(name, fn, batch, ["12"] * 4, {})  # step 1
+    with pytest.raises(RewardError) as err:
+        rewards.scores(name, fn, batch, ["12"] * 4, {})
+    assert f"reward '{name}' on 4 completions {said}" in str(err.value), str(err.value)
+    assert "expected: def my_reward(" in str(err.value)
+
+
+def test_a_plugin_without_columns_is_refused_on_a_dataset_that_has_them(monkeypatch):
+    from pods.errors import RewardError
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[3])
+    name = f"{PLUGINS}:no_columns"
+    with pytest.raises(RewardError) as err:
+        rewards.scores(name, rewards.get(name), ["1"] * 4, ["1"] * 4, {"start": [1, 2, 3, 4]})
+    assert (f"reward '{name}' on 4 completions does not accept the dataset's extra columns (start): TypeError:"
+            in str(err.value)) and "add **columns to its signature" in str(err.value)
+
+
+def test_a_plugin_that_sorts_its_inputs_in_place_changes_nothing_for_the_next_reward(monkeypatch):
+    """bad_rewards.py:sorts_in_place (sorts the completions, reverses the answers and the columns, overwrites an
+    answer) listed first: the arithmetic reward after it scores what it scores alone."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[3])
+    completions, answers, cols = ["12", "7", "5", "x"], ["12", "3", "5", "9"], {"level": [[1], [2], [3], [4]]}
+    plain = rewards.combined([{"name": "arithmetic", "weight": 1.0}])(completions, answers, **cols)
+    mixed = rewards.combined([{"name": f"{PLUGINS}:sorts_in_place", "weight": 0.0},
+                              {"name": "arithmetic", "weight": 1.0}])(completions, answers, **cols)
+    assert plain[0] == [1.0, 0.0, 1.0, 0.0]  # some right, some wrong: else the comparison proves nothing
+    assert mixed[0] == plain[0] and mixed[1]["arithmetic"] == plain[1]["arithmetic"]
+    assert (completions, answers) == (["12", "7", "5", "x"], ["12", "3", "5", "9"])

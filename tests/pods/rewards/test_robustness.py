@@ -83,7 +83,7 @@ def _spin():
     while True:  # pure Python busy loop that also swallows ordinary exceptions
         try:
             sum(range(1000))
-        except Exception:
+        except Exception:  # noqa: BLE001 - it swallows ordinary exceptions on purpose
             pass
 
 

@@ -7,9 +7,8 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from pods.core.cost import GENERATED, TRAINED
+from pods.core.cost import COST_TOTAL, GENERATED, TRAINED
 from pods.run import budget, trainer
-from pods.core.cost import COST_TOTAL
 from pods.run.metrics import read_metrics
 
 from helpers import patch_task, skip_reward_check, tiny_cfg

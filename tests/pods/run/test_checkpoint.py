@@ -8,9 +8,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from pods.io import WriteError
 from pods.run import checkpoint as ck
 from pods.run.guard import NonFiniteError
-from pods.io import WriteError
 
 
 class FakePolicy:

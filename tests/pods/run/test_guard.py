@@ -10,8 +10,15 @@ import time
 import pytest
 import torch
 
-from pods.run.guard import (Interrupted, NonFiniteError, NonFiniteStreak, StopSignals, exit_code, nonfinite_count,
-                        nonfinite_reason)
+from pods.run.guard import (
+    Interrupted,
+    NonFiniteError,
+    NonFiniteStreak,
+    StopSignals,
+    exit_code,
+    nonfinite_count,
+    nonfinite_reason,
+)
 
 
 def test_a_first_signal_only_requests_a_stop_and_handlers_are_restored():

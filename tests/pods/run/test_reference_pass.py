@@ -6,11 +6,12 @@ import math
 import pytest
 import torch
 
-from helpers import compose_cfg, tiny_cfg, trained_adapter_rollouts
 from pods.config.checks import validate
 from pods.errors import ConfigError
 from pods.run import trainer
 from pods.run.metrics import PhaseTimers
+
+from helpers import compose, tiny_cfg, trained_adapter_rollouts
 
 
 class Ticks:
@@ -45,12 +46,12 @@ def test_the_reference_pass_at_beta_0_leaves_loss_and_gradients_identical(tmp_pa
 
 
 def test_the_paper_presets_run_the_reference_pass_and_the_default_does_not():
-    assert compose_cfg([]).rl.reference_pass == "auto"
+    assert compose([]).rl.reference_pass == "auto"
     for preset in ("gsm8k_main", "math_main", "llama_main", "n_scaling", "m_scaling", "rules"):
-        assert compose_cfg([f"experiment={preset}"]).rl.reference_pass == "always", preset
-    assert compose_cfg(["experiment=demo"]).rl.reference_pass == "auto"
+        assert compose([f"experiment={preset}"]).rl.reference_pass == "always", preset
+    assert compose(["experiment=demo"]).rl.reference_pass == "auto"
 
 
 def test_an_unknown_reference_pass_is_refused():
     with pytest.raises(ConfigError, match="rl.reference_pass"):
-        validate(compose_cfg(["rl.reference_pass=sometimes"]), cuda=False)
+        validate(compose(["rl.reference_pass=sometimes"]), cuda=False)

@@ -3,8 +3,6 @@ time-based checkpoints with a fake clock, and kill (SIGKILL) + resume == an unin
 
 import json
 import math
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,9 +14,9 @@ from pods.errors import ConfigError
 from pods.run import optim, prepare, trainer
 from pods.run.metrics import read_metrics
 
-HERE = Path(__file__).resolve().parent
 from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at, trained_adapter_rollouts
 
+HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 torch.set_num_threads(1)
 
@@ -221,10 +219,10 @@ def record_lrs(monkeypatch) -> list[float]:
 
 
 def test_default_constant_schedule_uses_the_full_lr_from_step_1(tmp_path, monkeypatch):
-    from helpers import compose_cfg
+    from helpers import compose
 
     lrs = record_lrs(monkeypatch)
-    default = compose_cfg([]).optim  # train.yaml's schedule: the authors' constant, no warm-up
+    default = compose([]).optim  # train.yaml's schedule: the authors' constant, no warm-up
     _, rows, _ = run(tmp_path, monkeypatch, f"optim.scheduler={default.scheduler}",
                      f"optim.warmup_ratio={default.warmup_ratio}")
     assert lrs == [1e-2] * 3 and [r["lr"] for r in rows] == lrs
@@ -314,13 +312,6 @@ def test_sigkill_between_checkpoints_then_resume_matches_an_uninterrupted_run(tm
     wa = load_file(resumed_dir / "checkpoint-6" / "policy" / "adapter_model.safetensors")
     wb = load_file(straight_dir / "checkpoint-6" / "policy" / "adapter_model.safetensors")
     assert wa.keys() == wb.keys() and all(torch.allclose(wa[k], wb[k], atol=1e-5) for k in wa)
-
-
-def test_cli_rejects_a_bad_config_before_loading_a_model():
-    proc = subprocess.run([sys.executable, "train.py", "model=tiny", "dataset=arithmetic", "rl.n=8", "rl.m=1"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 2
-    assert "rl.m=1: group advantages need at least 2 kept rollouts" in proc.stderr
 
 
 @pytest.mark.bench

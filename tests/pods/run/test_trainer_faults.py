@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from pods.errors import ConfigError, RewardError
+from pods.io import WriteError
 from pods.run import checkpoint as ck
 from pods.run import prepare, trainer
-from pods.errors import ConfigError, RewardError
 from pods.run.guard import NonFiniteError
-from pods.io import WriteError
 from pods.run.metrics import MetricsLogger, read_metrics
+
 from helpers import fake_prompts, patch_task, skip_reward_check, tiny_cfg
 
 torch.set_num_threads(1)

@@ -14,12 +14,13 @@ import pyarrow.dataset as ds
 import pytest
 import torch
 
-from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at
 from pods.analysis.ledger import read_ledger
 from pods.analysis.replay import replay
 from pods.errors import CheckpointError
 from pods.run import prepare, trainer
 from pods.run.metrics import read_metrics
+
+from helpers import patch_task, skip_reward_check, tiny_cfg, train_killed_at
 
 ROOT = Path(__file__).resolve().parents[3]
 torch.set_num_threads(1)

@@ -10,9 +10,9 @@ import torch
 from pods.run import sampler, trainer
 from pods.run.metrics import read_metrics
 
-HERE = Path(__file__).resolve().parent
 from helpers import fake_score, patch_task, skip_reward_check, tiny_cfg
 
+HERE = Path(__file__).resolve().parent
 torch.set_num_threads(1)
 
 

@@ -50,6 +50,9 @@ def test_warmstart_trains_to_target_and_caches(tmp_path, monkeypatch):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o777 & ~umask  # shareable, not mkdtemp's 0700
+    private = {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in path.rglob("*")  # safetensors writes 0600 itself
+               if p.name != ".lock" and stat.S_IMODE(p.stat().st_mode) != (0o777 if p.is_dir() else 0o666) & ~umask}
+    assert private == {} and any(p.name.endswith(".safetensors") for p in path.iterdir())
 
     monkeypatch.setattr(ws, "train", lambda *a, **k: pytest.fail("cached warm start was retrained"))
     assert ws.ensure_warmstart(cfg, log=lambda *a: None) == path
@@ -65,7 +68,8 @@ def test_unreached_target_raises_and_leaves_no_cache(tmp_path, monkeypatch):
     cfg = dict(FAST, lr=1e-9, max_steps=10, cache_dir=str(tmp_path))
     with pytest.raises(ConfigError, match=r"the warm start did not reach warmstart.target_greedy=.* in "
                                           r"warmstart.max_steps=10 steps \(greedy accuracy .* at step 10\); nothing "
-                                          r"was cached. Raise warmstart.max_steps or warmstart.lr"):
+                                          r"was cached. Raise warmstart.max_steps or warmstart.lr, or lower "
+                                          r"warmstart.target_greedy"):
         ws.ensure_warmstart(cfg, log=lambda *a: None)
     assert not any(tmp_path.iterdir())
 

@@ -10,6 +10,8 @@ import pytest
 from pods.commands.demo_compare import main
 from pods.studies import demo_compare as dc
 
+from helpers import exits
+
 
 def write_run(out: Path, name: str, accs: list[float], seconds_per_step: float, file: str):
     d = out / name
@@ -96,3 +98,11 @@ def test_commands_share_prompt_stream_and_warm_start(tmp_path):
 def test_steps_must_divide(tmp_path):
     with pytest.raises(SystemExit):
         main(["--steps", "30", "--eval-every", "25", "--out", str(tmp_path), "--report-only"])
+
+
+def test_nothing_to_report_and_eval_every_0_are_one_message_each(tmp_path, capsys):
+    code, _, err = exits(main, ["--report-only", "--out", str(tmp_path), "--seeds", "0", "--methods", "grpo"], capsys)
+    assert code == 2 and "eval_results.json: missing; train and evaluate this run first" in err
+    code, _, err = exits(main, ["--eval-every", "0", "--out", str(tmp_path)], capsys)
+    assert code == 2 and "--eval-every must be at least 1, got 0" in err
+    assert not any(tmp_path.iterdir())

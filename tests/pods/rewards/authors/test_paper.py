@@ -18,8 +18,8 @@ import pytest
 
 from pods import rewards
 from pods.analysis.paper_data import GET_IT, locate_examples
-from pods.rewards.authors.paper import NUMBER_PATTERNS, answer_block, last_number, paper_correct, paper_format_ok
 from pods.rewards.authors.normalize import mathd, prm, same_answer
+from pods.rewards.authors.paper import NUMBER_PATTERNS, answer_block, last_number, paper_correct, paper_format_ok
 
 # the authors' real completions: paper-data/examples.jsonl.gz (scripts/paper_data.py, all 22,885), or the
 # 1,653-row sample in a shared/paper-examples folder beside the checkout (pods.analysis.paper_data.locate_examples)

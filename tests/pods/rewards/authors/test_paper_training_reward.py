@@ -15,9 +15,10 @@ import re
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
 from pods import rewards
+
+from helpers import compose
 
 REPO = Path(__file__).resolve().parents[4]
 FIXTURE = REPO / "tests" / "fixtures" / "paper_rewards" / "examples.jsonl"
@@ -66,8 +67,7 @@ PRESETS = {"gsm8k_main": (qwen_gsm8k, "qwen"), "n_scaling": (qwen_gsm8k, "qwen")
 
 
 def preset_reward(preset: str):
-    with initialize_config_dir(config_dir=str(REPO / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=[f"experiment={preset}"])
+    cfg = compose([f"experiment={preset}"])
     return rewards.combined(cfg.dataset.rewards)
 
 
