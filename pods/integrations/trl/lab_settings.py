@@ -77,7 +77,8 @@ def lab_fields() -> dict:
             for name, (_, default, text) in LAB.items()}
 
 
-LAB_ANNOTATIONS = {"pods_rule_scope": str, "pods_advantage_over": str, "pods_prompt_rule": str, "pods_prompt_rule_options": dict | None, "pods_prompt_pool": int,
+LAB_ANNOTATIONS = {"pods_rule_scope": str, "pods_advantage_over": str,
+                   "pods_prompt_rule": str, "pods_prompt_rule_options": dict | None, "pods_prompt_pool": int,
                    "pods_allocation": str, "pods_allocation_options": dict | None,
                    "pods_allocation_budget": int | None, "pods_dynamic_sampling": bool,
                    "pods_dynamic_sampling_metric": str, "pods_max_generation_rounds": int, "pods_short_batch": str,
