@@ -7,7 +7,7 @@ import pytest
 import torch
 from omegaconf import OmegaConf
 
-from pods.core.cost import COST_TOTAL, GENERATED, TRAINED
+from pods.core.cost import COST_TOTAL, GENERATED, TRAINED, spent
 from pods.run import budget, trainer
 from pods.run.metrics import read_metrics
 
@@ -26,8 +26,8 @@ def row(gen, trained):
 
 def test_spent_weighs_trained_tokens_and_starts_at_zero():
     assert (GENERATED, TRAINED) == (COST_TOTAL["tokens_generated"], COST_TOTAL["tokens_trained"])  # the ledger's keys
-    assert budget.spent(None, 2.0) == 0.0 and budget.spent({}, 2.0) == 0.0
-    assert budget.spent(row(100, 30), 2.5) == pytest.approx(175.0)
+    assert spent(None, 2.0) == 0.0 and spent({}, 2.0) == 0.0
+    assert spent(row(100, 30), 2.5) == pytest.approx(175.0)
 
 
 def test_exhausted_only_with_a_budget_and_at_or_past_it():
@@ -54,11 +54,11 @@ def train(tmp_path, monkeypatch, *extra):
 def test_run_stops_at_the_budget_and_checkpoints_at_its_points_then_resumes_to_the_same_end(tmp_path, monkeypatch):
     w = 2.0
     _, probe = train(tmp_path / "probe", monkeypatch, "rl.token_budget=1e12", "rl.max_steps=2", "logging.ledger=false")
-    per_step = budget.spent(probe[0], w)  # the tiny task's cost of one step
+    per_step = spent(probe[0], w)  # the tiny task's cost of one step
     total, every = 5.5 * per_step, 1.2 * per_step
     extra = [f"rl.token_budget={total}", f"rl.token_budget_weight={w}", f"rl.save_tokens={every}"]
     run_dir, rows = train(tmp_path / "a", monkeypatch, *extra)
-    costs = [0.0] + [budget.spent(r, w) for r in rows]
+    costs = [0.0] + [spent(r, w) for r in rows]
     assert costs[-2] < total <= costs[-1]  # stopped by the first step that reached the budget
     points = {i for i in range(1, len(costs)) if costs[i] // every > costs[i - 1] // every}
     saved = sorted(json.loads((p / "state.json").read_text())["step"] for p in run_dir.glob("checkpoint-*"))
@@ -71,7 +71,7 @@ def test_run_stops_at_the_budget_and_checkpoints_at_its_points_then_resumes_to_t
     assert len(part) == 2
     _, rest = train(tmp_path / "b", monkeypatch, *extra)
     assert [r["step"] for r in rest] == [r["step"] for r in rows]
-    assert budget.spent(rest[-1], w) == pytest.approx(costs[-1])
+    assert spent(rest[-1], w) == pytest.approx(costs[-1])
 
 
 def profile_file(tmp_path, **constants):
