@@ -215,6 +215,7 @@ def test_a_plugin_that_cannot_be_used_is_one_message_before_a_model_loads(monkey
     from pods.run.prepare import check_plugins_and_data
 
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    monkeypatch.setattr(sys, "argv", ["train.py", *overrides])  # what a plug-in's argparse sees under train.py
     with pytest.raises(ConfigError) as err:
         check_plugins_and_data(compose(["model=tiny", "dataset=arithmetic", *overrides]))
     assert all(text in str(err.value) for text in said), str(err.value)
