@@ -52,11 +52,12 @@ def test_a_second_signal_exits_at_once_with_128_plus_its_number():
 
 
 def test_sighup_requests_a_stop_like_sigterm_unless_nohup_ignores_it():
-    with StopSignals() as stop:
-        os.kill(os.getpid(), signal.SIGHUP)  # the terminal closed: finish the step, save, exit 129
-        assert stop.signum == signal.SIGHUP
-    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # started under nohup
+    previous = signal.signal(signal.SIGHUP, signal.SIG_DFL)  # whatever this test runner was started under
     try:
+        with StopSignals() as stop:
+            os.kill(os.getpid(), signal.SIGHUP)  # the terminal closed: finish the step, save, exit 129
+            assert stop.signum == signal.SIGHUP
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # started under nohup
         with StopSignals() as stop:
             assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
             os.kill(os.getpid(), signal.SIGHUP)
