@@ -73,7 +73,8 @@ def test_exit_codes_and_fail_rows(tmp_path, monkeypatch, capsys):
 @pytest.mark.slow
 def test_config_trains_one_step_and_prints_the_estimate_next_to_the_measured_peak(tmp_path):
     proc = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--config", "model=tiny",
-                           "dataset=arithmetic", "rl.n=8", "rl.m=4", "optim.name=adamw", "rl.max_completion_tokens=4"],
+                           "dataset=arithmetic", "backend.device=cpu",  # the CPU on purpose (without CUDA: refused)
+                           "rl.n=8", "rl.m=4", "optim.name=adamw", "rl.max_completion_tokens=4"],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     row = json.loads((tmp_path / "config.json").read_text())
