@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pods.analysis.paper import FIGURES
 from pods.analysis.paper_data import GET_IT, locate_results
 from pods.commands import plot
 
@@ -70,7 +71,7 @@ def test_every_paper_figure(tmp_path):
     out = tmp_path / "figures"
     with pytest.warns(UserWarning, match="irregular checkpoint count"):  # 64-2 Run9/10, Llama 64-16 Run4
         assert plot.main(["paper", "--results", str(PAPER), "--out", str(out)]) == 0
-    for name in plot.FIGURES:
+    for name in FIGURES:
         assert_figures(out, name)
 
 
