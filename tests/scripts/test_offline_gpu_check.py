@@ -73,7 +73,7 @@ def test_a_path_with_spaces_and_quotes_reaches_the_script_whole(tmp_path):
 def test_the_dry_run_sizes_a_step_and_runs_trl_with_nothing_downloaded(tmp_path):
     """Through --dry-run with a Python and an output folder whose paths hold a space, a quote and an apostrophe:
     the paths travel as arguments and quoted overrides, never pasted into code (issue 43)."""
-    env = {**os.environ, "PODS_THREADS": "1"}
+    env = {**os.environ, "PODS_THREADS": "1", "PODS_PROFILE_DIR": str(tmp_path / "profiles")}  # not ~/.config
     weird = tmp_path / WEIRD
     (weird / "bin").mkdir(parents=True)
     python = weird / "bin" / "python"  # this environment's Python, called by a path no code could hold unquoted
