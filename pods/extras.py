@@ -11,6 +11,7 @@ install without the extra.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from types import ModuleType
 
 from pods.errors import MissingExtra
@@ -32,3 +33,14 @@ def require(module: str, extra: str) -> ModuleType:
             f"{module.split('.')[0]} is needed for {EXTRAS[extra]}; install the extra: "
             f"`pip install 'pods[{extra}]'` (or `uv add 'pods[{extra}]'`; in the pods checkout `uv sync`)"
         ) from err
+
+
+def installed_versions(names) -> dict[str, str | None]:
+    """{distribution: its installed version, None when it is not installed}."""
+    out = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pods.errors import ConfigError
+from pods.extras import installed_versions
 from pods.io import WriteError, checksum_problem, discard_dir, publish_dir, sha256
 
 
@@ -60,7 +61,7 @@ def gguf_file(name: str, packaged: Packaged | None = None) -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(f"model.name {name} comes from the package {p.distribution}, which is not installed; "
                           + _install_hint(p))
-    problem = version_problem(name, p, installed_versions())
+    problem = version_problem(name, p, installed_versions(MINIMUM))
     if problem:
         raise ConfigError(problem)
     path = Path(spec.submodule_search_locations[0]) / p.file
@@ -68,17 +69,6 @@ def gguf_file(name: str, packaged: Packaged | None = None) -> Path:
         raise ConfigError(f"model.name {name}: {path} is missing from the installed {p.distribution}; reinstall "
                           f"it: `uv sync --reinstall-package {p.distribution.split('==')[0]}`")
     return path
-
-
-def installed_versions() -> dict[str, str | None]:
-    """{library: installed version or None} of the libraries in MINIMUM."""
-    out = {}
-    for lib in MINIMUM:
-        try:
-            out[lib] = importlib.metadata.version(lib)
-        except importlib.metadata.PackageNotFoundError:
-            out[lib] = None
-    return out
 
 
 def version_problem(name: str, p: Packaged, versions: dict[str, str | None]) -> str | None:

@@ -38,26 +38,21 @@ from pods.errors import ConfigError
 FITS, DOES_NOT_FIT = 0, 3
 
 
-def gib(text: str) -> float:
-    """--gpu-memory-gib's value: a positive, finite number of GiB (argparse says which value was wrong)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not a number of GiB") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive, finite number of GiB (e.g. 80)")
-    return value
+def positive(unit: str, example: str):
+    """An argparse type: a positive, finite number of `unit` (argparse says which value was wrong)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: not a number of {unit}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be a positive, finite number of {unit} ({example})")
+        return value
+    return parse
 
 
-def tokens(text: str) -> float:
-    """--prompt-tokens / --completion-tokens: a positive, finite mean number of tokens."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: not a number of tokens") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a positive number of tokens (a mean, e.g. 230)")
-    return value
+gib = positive("GiB", "e.g. 80")  # --gpu-memory-gib
+tokens = positive("tokens", "a mean, e.g. 230")  # --prompt-tokens / --completion-tokens
 
 
 def gpu_sizes(args, default: list[str]) -> list[tuple[str, float]]:

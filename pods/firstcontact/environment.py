@@ -10,7 +10,6 @@ on a read-only file system; environment variables are listed only when set. docs
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import platform
 import subprocess
@@ -22,6 +21,7 @@ import torch
 from pods.backends.checks import driver_version, no_cuda_reason
 from pods.backends.gguf import cache_root
 from pods.config.files import CONFIG_DIR
+from pods.extras import installed_versions
 
 PACKAGES = ("pods", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "hydra-core", "omegaconf",
             "numpy", "pyarrow", "math-verify", "triton", "bitsandbytes", "vllm", "unsloth", "deepspeed", "matplotlib",
@@ -33,14 +33,8 @@ GIB = 2**30
 
 
 def versions(names=PACKAGES) -> dict[str, str | None]:
-    """{distribution: its installed version, None when it is not installed}."""
-    out = {}
-    for name in names:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            out[name] = None
-    return out
+    """{distribution: its installed version, None when it is not installed} (pods.extras.installed_versions)."""
+    return installed_versions(names)
 
 
 def devices() -> dict:
