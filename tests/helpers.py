@@ -6,8 +6,6 @@ The task: "a+b=" prompts; the reward is the fraction of digit characters in the 
 
 from __future__ import annotations
 
-import copy
-import functools
 import os
 import random
 import subprocess
@@ -22,15 +20,10 @@ from pods.run import prepare, sampler
 ROOT = Path(__file__).resolve().parents[1]  # the repository
 
 
-@functools.lru_cache(maxsize=None)
-def _composed(overrides: tuple[str, ...], hydra: bool, name: str):
-    return files.compose(list(overrides), hydra=hydra, name=name)
-
-
 def compose(overrides=(), *, hydra: bool = False, name: str = "train"):
-    """pods.config.files.compose for the tests, each distinct composition made once per session (Hydra takes
-    0.1-0.3 s a time; a test gets its own copy to change)."""
-    return copy.deepcopy(_composed(tuple(overrides), hydra, name))
+    """pods.config.files.compose for the tests (each set of group choices composed by Hydra once a session; a test
+    gets its own copy to change)."""
+    return files.compose(list(overrides), hydra=hydra, name=name)
 
 
 def tiny_cfg(tmp_path, *extra: str):

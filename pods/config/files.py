@@ -13,6 +13,8 @@ A checkout reads its own `config/`; an installed wheel carries a copy of it as `
 
 from __future__ import annotations
 
+import copy
+import functools
 import re
 from pathlib import Path
 
@@ -42,8 +44,35 @@ def composed_groups(name: str = "train") -> list[str]:
 
 
 def compose(overrides: list[str], *, hydra: bool = False, name: str = "train"):
-    """config/<name>.yaml with `overrides` (hydra: with Hydra's own section, e.g. a preset's sweep)."""
-    from hydra import compose as hydra_compose  # Hydra is heavy: load it when composing
+    """config/<name>.yaml with `overrides` (hydra: with Hydra's own section, e.g. a preset's sweep).
+
+    Hydra composes each set of group choices (model=..., experiment=...) once per process; the plain `key=value`
+    overrides are then applied to a copy by Hydra's own override step, as Hydra applies them after composing. The
+    result and every error are Hydra's: a sweep, an addition (+key), a deletion (~key) or hydra=True compose whole.
+    """
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl  # Hydra is heavy: load it when composing
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    chosen, plain, rest = set(groups()) | {"hydra"}, [], []
+    for o in OverridesParser.create().parse_overrides(list(overrides)):
+        simple = o.package is None and o.type.name == "CHANGE" and not o.is_sweep_override()
+        key = o.key_or_group
+        (plain if simple and key not in chosen and "/" not in key and not key.startswith("hydra.") else rest).append(o)
+    if hydra or not plain:
+        return _composed(tuple(overrides), hydra, name)
+    cfg = _composed(tuple(o.input_line for o in rest), False, name)
+    ConfigLoaderImpl._apply_overrides_to_config(plain, cfg)
+    return cfg
+
+
+def _composed(overrides: tuple[str, ...], hydra: bool, name: str):
+    """A copy of Hydra's composition of `overrides` (made once per process and arguments)."""
+    return copy.deepcopy(_hydra_compose(overrides, hydra, name))
+
+
+@functools.lru_cache(maxsize=64)
+def _hydra_compose(overrides: tuple[str, ...], hydra: bool, name: str):
+    from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
 
     with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base=None):

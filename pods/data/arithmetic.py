@@ -12,6 +12,7 @@ from `seed`, never holding a test problem. The verifier is `rewards.arithmetic` 
 
 from __future__ import annotations
 
+import functools
 import random
 
 from pods.data.example import Example
@@ -41,14 +42,15 @@ def _check(digits: int, operands: int, size: int) -> None:
 
 def _draw(rng: random.Random, digits: int, operands: int) -> tuple[int, ...]:
     low = 10 ** (digits - 1) if digits > 1 else 0
-    return tuple(rng.randint(low, 10**digits - 1) for _ in range(operands))
+    return tuple(rng.randrange(low, 10**digits) for _ in range(operands))  # randint's draws, one call less
 
 
 def _render(terms: tuple[int, ...], width: int) -> tuple[str, str]:
     return "+".join(str(t) for t in terms) + "=", str(sum(terms)).zfill(width)
 
 
-def _test_terms(digits: int, operands: int, size: int) -> list[tuple[int, ...]]:
+@functools.lru_cache(maxsize=8)
+def _test_terms(digits: int, operands: int, size: int) -> tuple[tuple[int, ...], ...]:
     rng = random.Random(TEST_SEED * 1000 + digits * 10 + operands)
     space = (10**digits - (10 ** (digits - 1) if digits > 1 else 0)) ** operands
     size = min(size, space // 2)  # leave at least half the problems for training
@@ -59,7 +61,7 @@ def _test_terms(digits: int, operands: int, size: int) -> list[tuple[int, ...]]:
         if terms not in seen:
             seen.add(terms)
             out.append(terms)
-    return out
+    return tuple(out)
 
 
 def problems(
@@ -81,17 +83,21 @@ def problems(
         if size > test_size:
             raise ValueError(f"arithmetic: test size {size} > test_size {test_size}; raise test_size")
         return [_render(t, width) for t in _test_terms(digits, operands, test_size)[:size]]
+    return list(_train_problems(size, seed, digits, operands, test_size))
+
+
+@functools.lru_cache(maxsize=8)  # a process that trains often (a sweep, the tests) draws each split once
+def _train_problems(size: int, seed: int, digits: int, operands: int, test_size: int) -> tuple[tuple[str, str], ...]:
     held_out = set(_test_terms(digits, operands, test_size))
-    rng = random.Random(seed)
-    out = []
     space = (10**digits - (10 ** (digits - 1) if digits > 1 else 0)) ** operands
     if space - len(held_out) <= 0 and size > 0:
         raise ValueError("arithmetic: no training problems left outside the test split; lower test_size")
+    rng, width, out = random.Random(seed), answer_width(digits, operands), []
     while len(out) < size:
         terms = _draw(rng, digits, operands)
         if terms not in held_out:
             out.append(_render(terms, width))
-    return out
+    return tuple(out)
 
 
 OPTIONS = ("digits", "operands", "size", "seed", "test_size")
