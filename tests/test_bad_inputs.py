@@ -23,10 +23,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from pods.config.files import quote
+from pods.run.trainer import train
+
 from cli_runner import run_many
+from helpers import compose
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="disabled",
@@ -43,8 +46,7 @@ def files(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("bad")
     (d / "badmodel").mkdir()
     (d / "badmodel" / "config.json").write_text("{}")  # a config transformers cannot use
-    with initialize_config_dir(config_dir=str(ROOT / "config"), version_base=None):
-        cfg = compose(config_name="train", overrides=["model=tiny", "dataset=arithmetic"])
+    cfg = compose(["model=tiny", "dataset=arithmetic"])
     (d / "run" / "checkpoint-2" / "policy").mkdir(parents=True)
     OmegaConf.save(cfg, d / "run" / "config.yaml", resolve=True)
     (d / "run" / "checkpoint-2" / "state.json").write_text(json.dumps({"step": 2, "elapsed_seconds": 20.0}))
@@ -55,8 +57,7 @@ def files(tmp_path_factory) -> Path:
         (d / "results" / name / "eval_results.json").write_text(text)
     (d / "runs-bad" / "cc").mkdir(parents=True)
     (d / "runs-bad" / "cc" / "config.yaml").write_text("rl: {n: [\n")
-    trained = run("train.py", [*TRAIN, f"output_root={d / 'runs-bad'}", "run_name=dmg"])  # one real step
-    assert trained.returncode == 0, trained.stderr[-2000:]
+    train(compose([*TRAIN, f"output_root={quote(d / 'runs-bad')}", "run_name=dmg"]))  # one real step, in this process
     for name in ("nomani", "midrow", "ledger-old"):  # copies of the intact run, each damaged in one more way
         shutil.copytree(d / "runs-bad" / "dmg", d / "runs-bad" / name)
     (d / "runs-bad" / "nomani" / "checkpoint-1" / "manifest.json").unlink()
@@ -179,8 +180,6 @@ def test_a_damaged_metrics_row_is_kept_aside(files, outcomes):
     assert [r["step"] for r in read_metrics(run_dir)] == [1, 2]
 
 
-
-
 def test_every_file_of_a_run_honours_the_umask(files, outcomes):
     """A teammate can read, evaluate and resume a run: no file is private (safetensors writes 0600 itself).
     The fixture's run (one real step); the warm start's files: tests/pods/run/test_warmstart.py."""
@@ -215,9 +214,11 @@ def test_a_full_disk_while_caching_the_warm_start_is_one_message_and_caches_noth
     assert list(cache.iterdir()) == []  # the partial cache entry was removed
 
 
-@pytest.mark.parametrize("name", ["n-fraction", "eval-repeats-0", "speedup-corrupt-results"])
+@pytest.mark.parametrize("name", ["n-fraction", pytest.param("eval-repeats-0", marks=pytest.mark.slow),
+                                  "speedup-corrupt-results"])
 def test_the_same_in_a_real_subprocess(name, files, tmp_path):
-    """A few cases as real command lines too: what the in-process runner shows is what a user sees."""
+    """A few cases as real command lines too: what the in-process runner shows is what a user sees (train.py's and
+    a script's in the default tier, evaluate-run.py's in the slow one)."""
     case = next(c for c in CASES if c[0] == name)
     command = _command(case, files, tmp_path)
     proc = subprocess.run([sys.executable, command["program"], *command["args"]], cwd=ROOT, env=command["env"],

@@ -6,6 +6,8 @@ does not depend on training; the evaluation uses the real hf backend, data and v
 
 import importlib.util
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +20,7 @@ from pods import backends
 from pods.evaluation import evaluate_run
 from pods.evaluation.results import FORMAT
 
+from cli_runner import run_many
 from helpers import compose
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,15 +151,29 @@ def test_merged_4bit_sweep_merges_each_checkpoint_and_never_mixes_with_adapter_r
     assert json.loads(json.loads(adapter.read_text())["settings"])["weights"] == "adapter"
 
 
+@pytest.fixture(scope="module")
+def refusals(run_dir, tmp_path_factory):
+    """evaluate-run.py's refusals as real command lines, run in one interpreter (tests/cli_runner.py):
+    {case: (result, its folder)} for merged weights without bitsandbytes, corrupted results, no run directory."""
+    folders = {name: tmp_path_factory.mktemp(name) for name in ("merged", "corrupt", "missing")}
+    corrupt = folders["corrupt"] / "run"
+    shutil.copytree(run_dir, corrupt)
+    (corrupt / "eval_results.json").write_text('{"checkpoint-1": {"gsm8k": ')
+    args = {"corrupt": [f"run_dir={corrupt}", *EVAL], "missing": [f"run_dir={folders['missing']}", *EVAL]}
+    if importlib.util.find_spec("bitsandbytes") is None:  # else it would merge and evaluate
+        args["merged"] = [f"run_dir={run_dir}", *EVAL, "weights=merged_4bit", f"output={folders['merged'] / 'none.json'}"]
+    results = run_many([{"program": str(ROOT / "evaluate-run.py"), "args": a, "env": dict(os.environ)}
+                        for a in args.values()], cwd=ROOT)
+    return {name: (result, folders[name]) for name, result in zip(args, results)}
+
+
 @pytest.mark.skipif(importlib.util.find_spec("bitsandbytes") is not None, reason="bitsandbytes is installed")
-def test_merged_4bit_without_bitsandbytes_is_refused_before_a_model_loads(run_dir, tmp_path):
-    out = tmp_path / "none.json"
-    proc = subprocess.run([sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={run_dir}", *EVAL,
-                           "weights=merged_4bit", f"output={out}"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=300)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert "bitsandbytes, which is not installed" in proc.stderr and "weights=adapter" in proc.stderr
-    assert not out.exists() and not list(run_dir.glob(".pods-merged-*"))
+def test_merged_4bit_without_bitsandbytes_is_refused_before_a_model_loads(run_dir, refusals):
+    proc, folder = refusals["merged"]
+    assert proc["code"] == 2 and "Traceback" not in proc["stderr"], proc["stderr"][-2000:]
+    assert "bitsandbytes, which is not installed" in proc["stderr"] and "weights=adapter" in proc["stderr"]
+    assert not (folder / "none.json").exists() and not list(run_dir.glob(".pods-merged-*"))
+
 
 def test_same_seed_same_result_and_no_base(run_dir, tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
@@ -166,22 +183,17 @@ def test_same_seed_same_result_and_no_base(run_dir, tmp_path):
     assert "base" not in da and da["checkpoint-3"] == db["checkpoint-3"]
 
 
-def test_cli_refuses_corrupted_results_and_keeps_them(run_dir):
-    res = run_dir / "eval_results.json"
-    res.write_text('{"checkpoint-1": {"gsm8k": ')
-    proc = subprocess.run([sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={run_dir}", *EVAL],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    assert "not valid JSON" in proc.stderr and "left untouched" in proc.stderr
-    assert res.read_text() == '{"checkpoint-1": {"gsm8k": '
+def test_cli_refuses_corrupted_results_and_keeps_them(refusals):
+    proc, folder = refusals["corrupt"]
+    assert proc["code"] == 2, proc["stderr"][-2000:]
+    assert "not valid JSON" in proc["stderr"] and "left untouched" in proc["stderr"]
+    assert (folder / "run" / "eval_results.json").read_text() == '{"checkpoint-1": {"gsm8k": '
     assert not (ROOT / "evaluate-run.log").exists()  # Hydra logs to stdout only
-    res.unlink()
 
 
-def test_cli_rejects_missing_run_dir(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "evaluate-run.py"), f"run_dir={tmp_path}", *EVAL],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2 and "no config.yaml" in proc.stderr
+def test_cli_rejects_missing_run_dir(refusals):
+    proc, _ = refusals["missing"]
+    assert proc["code"] == 2 and "no config.yaml" in proc["stderr"]
 
 
 @pytest.mark.slow

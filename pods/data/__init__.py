@@ -230,10 +230,9 @@ def render_prompts(examples: list[Example], tokenizer, style: str = "instruct", 
     for no system prompt with instruct. Instruct text is tokenized without extra special tokens (the
     chat template has them); base text with the tokenizer's defaults (e.g. a BOS token).
     """
-    ids = []
-    for ex in examples:
-        text = prompt_text(ex, tokenizer, style, system_prompt, shots)
-        ids.append(list(tokenizer(text, add_special_tokens=(style != "instruct"))["input_ids"]))
+    texts = [prompt_text(ex, tokenizer, style, system_prompt, shots) for ex in examples]
+    ids = [list(p) for p in tokenizer(texts, add_special_tokens=(style != "instruct"), return_attention_mask=False,
+                                      return_token_type_ids=False)["input_ids"]] if texts else []  # one batch call
     if max_prompt_tokens is None:
         return list(examples), ids, 0
     keep = [i for i, p in enumerate(ids) if len(p) <= int(max_prompt_tokens)]

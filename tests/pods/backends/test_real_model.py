@@ -60,6 +60,10 @@ def test_chat_template_and_generation_prompt(policy, cfg):
     start = tok.convert_tokens_to_ids("<|im_start|>")
     assert ids[0][0] == start and ids[0].count(start) == 3  # no second BOS: the template has the markers
     assert tok.decode(ids[0]) == text
+    many = [data.Example(q, "1") for q in (QUESTION, "2 + 2?", "Ünïcode and  spaces\n", "<answer>5</answer>")]
+    _, batch, _ = data.render_prompts(many, tok, "instruct", cfg.dataset.system_prompt)  # one call for the list
+    assert batch == [tok(data.prompt_text(ex, tok, "instruct", cfg.dataset.system_prompt),
+                         add_special_tokens=False)["input_ids"] for ex in many]
     shots = cfg.dataset.shots  # the preset's worked example: an earlier user / assistant turn
     with_shot = data.prompt_text(ex, tok, "instruct", cfg.dataset.system_prompt, shots)
     assert with_shot == (f"<|im_start|>system\n{data.PAPER_SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\n"
@@ -149,7 +153,7 @@ def test_bfloat16_log_probs_stay_close_to_float32(policy, cfg):
     assert diff.mean() < 0.08 and diff.max() < 1.0
 
 
-FAST = ["experiment=real_cpu", "rl.n=4", "rl.m=2", "rl.prompts_per_step=1", "rl.micro_batch_size=2",
+FAST = ["experiment=real_cpu", "model.cpu_dtype=float32", "dataset.limit=16", "rl.n=4", "rl.m=2", "rl.prompts_per_step=1", "rl.micro_batch_size=2",
         "rl.max_completion_tokens=12", "rl.max_time=null", "rl.save_strategy=steps", "rl.save_steps=1",
         "logging.progress=false", "evaluation=null", "run_name=r"]
 

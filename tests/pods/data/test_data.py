@@ -151,6 +151,16 @@ def test_base_style_is_plain_text(tok):
     assert data.prompt_text(ex, tok, "base", "Add.") == "Add.\n\n123+456="
 
 
+def test_a_batch_of_prompts_is_tokenized_as_each_prompt_alone(tok):
+    """render_prompts tokenizes the list in one call: each prompt's ids are what the tokenizer gives its text."""
+    examples = [data.Example(q, "1") for q in ("12+3=", "héllo wörld", "<|im_start|> in a question", "a" * 40, " ")]
+    for style, special in (("instruct", False), ("base", True)):
+        _, ids, _ = data.render_prompts(examples, tok, style=style, system_prompt="Sys.")
+        alone = [tok(data.prompt_text(ex, tok, style, "Sys."), add_special_tokens=special)["input_ids"] for ex in examples]
+        assert ids == alone
+    assert data.render_prompts([], tok, style="base") == ([], [], 0)
+
+
 def test_length_filter_drops_and_counts(tok):
     examples = [data.Example("a" * n, "1") for n in (5, 50, 10, 500)]
     kept, ids, n_dropped = data.render_prompts(examples, tok, style="base", max_prompt_tokens=20)

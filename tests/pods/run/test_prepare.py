@@ -65,7 +65,7 @@ def test_the_warm_start_returns_the_model_to_load_and_config_yaml_keeps_what_was
                                                                                        tiny_model_dir):
     monkeypatch.setitem(rewards.REGISTRY, "digits", digits_reward)
     monkeypatch.setattr(prepare, "ensure_warmstart", lambda ws: Path(tiny_model_dir))
-    cfg = tiny_cfg(tmp_path, "rl.max_steps=1", "+warmstart.target_greedy=0.1")
+    cfg = tiny_cfg(tmp_path, "rl.max_steps=1", "+warmstart.target_greedy=0.1", "dataset.limit=64")
     assert prepare.warm_start(cfg) == str(tiny_model_dir) and cfg.model.name == "tiny"
     with prepare.prepare(cfg) as ready:
         assert ready.cfg.model.name == str(tiny_model_dir) and ready.resumed is None
