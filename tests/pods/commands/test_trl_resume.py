@@ -6,8 +6,8 @@ The CPU preset (warm-started tiny Qwen2, arithmetic, PODS 16 -> 4 with the `rand
 PODS round counter matters) runs 8 steps with a checkpoint every 2; the run is killed with SIGKILL
 once checkpoint-4 is complete, then the same command is run again. It must end at step 8 with every
 step logged once, the round counter and the training clock continuing, and (1 process) the same
-weights and training rewards as an uninterrupted run. The 2-process launch (gloo) is killed as a
-whole process group and resumed the same way.
+weights and training rewards as an uninterrupted run. The 2-process launch (gloo, the lab-cpu preset: GRESO and
+Reinforce-Ada with the rollout ledger) is killed as a whole process group and resumed the same way.
 """
 
 import json
@@ -104,22 +104,16 @@ def test_one_process_kill_and_resume_equals_an_uninterrupted_run(tmp_path):
     assert any(r["pods/kept_reward"] > 0 for r in rows[1:])  # the warm-started model does get rewards
 
 
-def test_two_processes_kill_and_resume(tmp_path):
-    run_dir = tmp_path / "two"
-    _run_and_kill(run_dir, 2)
-    _run(run_dir, 2)
-    _check_resumed(run_dir)
-
-
 LAB = ["--preset", str(ROOT / "config/trl/lab-cpu.yaml"), "model=tiny", "train_steps=8", "trl.save_steps=2",
-       "trl.eval_strategy=no", "trl.eval_on_start=false", "dataset.limit=10", "eval.limit=8",
-       "trl.per_device_train_batch_size=16", "trl.pods_token_budget=null", "trl.max_completion_length=4"]
+       "trl.eval_steps=3", "dataset.limit=10", "eval.limit=8", "trl.per_device_train_batch_size=16",
+       "trl.pods_token_budget=null", "trl.max_completion_length=4"]
 
 
-def test_two_processes_under_greso_and_ada_write_one_whole_ledger_across_kill_and_resume(tmp_path):
-    """2 processes, 2 prompts x up to 16 rollouts per step, 10 prompts (GRESO sees its history from step 6 on):
-    killed once checkpoint-4 is complete, rerun: the ledger holds steps 1..8 once each, every group once, and
-    replays its own rules at 100 %."""
+def test_two_processes_under_greso_and_ada_resume_whole_across_kill_and_resume(tmp_path):
+    """2 processes (gloo), 2 prompts x up to 16 rollouts per step, 10 prompts (GRESO sees its history from step 6 on):
+    killed as a whole process group once checkpoint-4 is complete, rerun: the evaluations, the round counter and the
+    training clock continue, and the ledger holds steps 1..8 once each, every group once, and replays its own rules
+    at 100 %."""
     import pyarrow.dataset as pds
 
     from pods.analysis.replay import replay
@@ -127,6 +121,16 @@ def test_two_processes_under_greso_and_ada_write_one_whole_ledger_across_kill_an
     run_dir = tmp_path / "lab"
     _run_and_kill(run_dir, 2, LAB)
     _run(run_dir, 2, LAB)
+    rows = _rows(run_dir)
+    assert [r["step"] for r in rows] == list(range(9))  # metrics.jsonl: every step once, step 0 = evaluation at start
+    rounds = [r["pods/round"] for r in rows[1:]]  # ada's rounds: one or more a step, counted on across the resume
+    assert all(a < b for a, b in zip(rounds, rounds[1:])), rounds
+    clock = [r["elapsed_seconds"] for r in rows]
+    assert all(a < b for a, b in zip(clock, clock[1:]))
+    assert sorted(json.loads((run_dir / "eval_results.json").read_text())) == [
+        "checkpoint-0", "checkpoint-3", "checkpoint-6", "checkpoint-8"]
+    assert json.loads((run_dir / "finished.json").read_text())["step"] == 8
+    assert json.loads((run_dir / "checkpoint-8" / "trainer_state.json").read_text())["global_step"] == 8
     df = pds.dataset(run_dir / "ledger").to_table().to_pandas()
     assert sorted(set(df.step)) == list(range(1, 9))
     assert not df.duplicated(["step", "round", "slot", "status"]).any()
@@ -135,4 +139,3 @@ def test_two_processes_under_greso_and_ada_write_one_whole_ledger_across_kill_an
     assert set(trained.n) <= {8, 16} and len(list((run_dir / "ledger").glob("steps-*.parquet"))) >= 2
     rows = {r["rule"]: r["agreement"] for r in replay([run_dir], ["balanced", "greso"])}
     assert rows == {"balanced": 1.0, "greso": 1.0}
-    assert [r["step"] for r in _rows(run_dir)] == list(range(1, 9))  # metrics.jsonl: every step once
