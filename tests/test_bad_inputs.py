@@ -226,6 +226,7 @@ def test_the_same_in_a_real_subprocess(name, files, tmp_path):
     _check(case, files, proc.returncode, proc.stdout, proc.stderr, tmp_path)
 
 
+@pytest.mark.slow  # the message itself: tests/pods/test_cli.py (cpu_threads); here, through train.py
 def test_pods_threads_that_is_not_a_number(tmp_path):
     proc = run("train.py", [*TRAIN, f"output_root={tmp_path}"], env=dict(ENV, PODS_THREADS="many"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr

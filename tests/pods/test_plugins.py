@@ -183,6 +183,7 @@ def test_the_worked_example_trains_two_steps_from_any_directory(tmp_path):
     assert f"reward/{file}:brevity" in rows[0] and f"reward/{file}:exact_number" in rows[0]
 
 
+@pytest.mark.slow  # the message before a model loads: test_validate_reports_plugin_problems_before_a_model_loads
 def test_a_bad_plugin_path_on_the_command_line_is_a_clean_error(tmp_path):
     (tmp_path / "mine.py").write_text(USER_MODULE)
     out = _train(tmp_path, "dataset.name=arithmetic", "dataset.rewards=[{name: mine:short, weight: 1.0}]",
