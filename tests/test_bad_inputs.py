@@ -214,11 +214,11 @@ def test_a_full_disk_while_caching_the_warm_start_is_one_message_and_caches_noth
     assert list(cache.iterdir()) == []  # the partial cache entry was removed
 
 
-@pytest.mark.parametrize("name", ["n-fraction", pytest.param("eval-repeats-0", marks=pytest.mark.slow),
-                                  "speedup-corrupt-results"])
+@pytest.mark.parametrize("name", [pytest.param("n-fraction", marks=pytest.mark.slow),
+                                  pytest.param("eval-repeats-0", marks=pytest.mark.slow), "speedup-corrupt-results"])
 def test_the_same_in_a_real_subprocess(name, files, tmp_path):
-    """A few cases as real command lines too: what the in-process runner shows is what a user sees (train.py's and
-    a script's in the default tier, evaluate-run.py's in the slow one)."""
+    """A few cases as real command lines too: what the in-process runner shows is what a user sees (a script's in the
+    default tier; train.py's and evaluate-run.py's, each a 5-second start of torch and transformers, in the slow one)."""
     case = next(c for c in CASES if c[0] == name)
     command = _command(case, files, tmp_path)
     proc = subprocess.run([sys.executable, command["program"], *command["args"]], cwd=ROOT, env=command["env"],
