@@ -49,7 +49,6 @@ def _render(terms: tuple[int, ...], width: int) -> tuple[str, str]:
     return "+".join(str(t) for t in terms) + "=", str(sum(terms)).zfill(width)
 
 
-@functools.lru_cache(maxsize=8)
 def _test_terms(digits: int, operands: int, size: int) -> tuple[tuple[int, ...], ...]:
     rng = random.Random(TEST_SEED * 1000 + digits * 10 + operands)
     space = (10**digits - (10 ** (digits - 1) if digits > 1 else 0)) ** operands
@@ -86,7 +85,6 @@ def problems(
     return list(_train_problems(size, seed, digits, operands, test_size))
 
 
-@functools.lru_cache(maxsize=8)  # a process that trains often (a sweep, the tests) draws each split once
 def _train_problems(size: int, seed: int, digits: int, operands: int, test_size: int) -> tuple[tuple[str, str], ...]:
     held_out = set(_test_terms(digits, operands, test_size))
     space = (10**digits - (10 ** (digits - 1) if digits > 1 else 0)) ** operands
@@ -115,7 +113,9 @@ def examples(split: str, **options) -> list[Example]:
         raise ConfigError(f"{err} (dataset option of arithmetic)") from None
 
 
-@functools.lru_cache(maxsize=4)  # the Examples are shared between calls: nothing changes an Example once made
+# A process that trains often (a sweep, the tests) makes each split once; the Examples are shared between calls:
+# nothing changes an Example once made.
+@functools.lru_cache(maxsize=4)
 def _examples(split: str, options: tuple) -> tuple[Example, ...]:
     given = dict(options)
     digits, operands = int(given.get("digits", 3)), int(given.get("operands", 2))
