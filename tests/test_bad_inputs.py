@@ -237,7 +237,7 @@ def test_pods_threads_that_is_not_a_number(tmp_path):
 def test_a_sweep_runs_every_good_job_and_reports_the_bad_one(tmp_path):
     """`-m` with three jobs of the tiny model, the second invalid: jobs 0 and 2 train, job 1 is one message."""
     proc = run("train.py", ["-m", *[a for a in TRAIN if a != "run_name=r"], f"output_root={tmp_path}",
-                            "rl.n=4,4.5,2", "rl.max_completion_tokens=2", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
+                            "+dataset.options.size=64", "rl.n=4,4.5,2", "rl.max_completion_tokens=2", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
                timeout=600)
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
     assert proc.returncode == 2
@@ -249,7 +249,7 @@ def test_a_sweep_runs_every_good_job_and_reports_the_bad_one(tmp_path):
 
 # ----------------------------------------------------------------------------- issue 33: signals (slow tier)
 
-HUP_TRAIN = ["model=tiny", "dataset=arithmetic", "rl.n=64", "rl.m=8", "rl.prompts_per_step=8", "rl.micro_batch_size=64",
+HUP_TRAIN = ["model=tiny", "dataset=arithmetic", "+dataset.options.size=512", "rl.n=64", "rl.m=8", "rl.prompts_per_step=8", "rl.micro_batch_size=64",
              "rl.max_steps=6", "rl.max_time=null", "rl.max_completion_tokens=6", "rl.save_strategy=steps",
              "rl.save_steps=100", "optim.name=adamw", "logging.progress=false", "run_name=hup"]
 

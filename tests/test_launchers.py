@@ -187,7 +187,7 @@ def test_a_slurm_sweep_submits_an_array_job_with_requeue_and_reports_its_bad_job
     record = tmp_path / "sbatch-script"
     env = {**os.environ, "PATH": f"{fake_slurm(tmp_path)}:{os.environ['PATH']}", "FAKE_SLURM_RECORD": str(record),
            "PODS_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "train.py", "-m", *TINY, "rl.n=4,4.5", "hydra/launcher=slurm",
+    proc = subprocess.run([sys.executable, "train.py", "-m", *TINY, "+dataset.options.size=64", "rl.n=4,4.5", "hydra/launcher=slurm",
                            f"output_root={tmp_path / 'runs'}", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -217,7 +217,7 @@ def test_ctrl_c_stops_a_local_sweep_after_the_running_job_saved_its_step(tmp_pat
     from pods.run import checkpoint as ck
 
     out = tmp_path / "runs"
-    proc = subprocess.Popen([sys.executable, "train.py", "-m", *TINY, "rl.n=64", "rl.m=8", "rl.prompts_per_step=8",
+    proc = subprocess.Popen([sys.executable, "train.py", "-m", *TINY, "+dataset.options.size=512", "rl.n=64", "rl.m=8", "rl.prompts_per_step=8",
                              "rl.max_completion_tokens=6", "rl.max_steps=5000", "rl.save_strategy=steps",
                              "rl.save_steps=1000", "seed=0,1", f"output_root={out}",
                              f"hydra.sweep.dir={tmp_path / 'multirun'}"],

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow
 
 
 def args(out, *extra):
-    return ["model=tiny", "dataset=arithmetic", f"output_root={out}", "run_name=r", "backend.device=cpu",
+    return ["model=tiny", "dataset=arithmetic", "+dataset.options.size=1000", f"output_root={out}", "run_name=r", "backend.device=cpu",
             "rl.m=8", "rl.max_completion_tokens=6", "rl.max_time=null", "rl.save_strategy=steps", "rl.save_steps=100",
             "optim.name=adamw", "optim.lr=1e-3", "logging.progress=false", *extra]
 

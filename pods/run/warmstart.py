@@ -35,8 +35,9 @@ def task_data(s: WarmStartSettings, tokenizer):
     test = data.load_dataset(s.dataset, split="test", **s.options)[: s.eval_size]
     _, train_prompts, _ = data.render_prompts(train, tokenizer, style=s.prompt_style)
     _, test_prompts, _ = data.render_prompts(test, tokenizer, style=s.prompt_style)
-    targets = [tokenizer.encode(data.reference_completion(ex), add_special_tokens=False) + [tokenizer.eos_token_id]
-               for ex in train]
+    answers = tokenizer([data.reference_completion(ex) for ex in train], add_special_tokens=False,
+                        return_attention_mask=False)["input_ids"]  # one batch call: the ids of one encode() each
+    targets = [list(ids) + [tokenizer.eos_token_id] for ids in answers]
     return train_prompts, targets, test_prompts, [ex.answer for ex in test], rewards.get(data.DATASETS[s.dataset].reward)
 
 

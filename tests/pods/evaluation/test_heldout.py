@@ -20,7 +20,8 @@ LINE = (r"held-out accuracy on the same 16 arithmetic test problems, before RL \
 
 @pytest.mark.slow
 def test_train_prints_before_and_after_on_the_same_problems_and_caches_them(tmp_path):
-    cmd = [sys.executable, "train.py", "model=tiny", "dataset=arithmetic", "backend.device=cpu",
+    cmd = [sys.executable, "train.py", "model=tiny", "dataset=arithmetic", "+dataset.options.size=256",
+           "backend.device=cpu",
            f"output_root={tmp_path}", "run_name=h", "rl.n=4", "rl.m=2", "rl.prompts_per_step=2",
            "rl.max_completion_tokens=5", "rl.max_steps=2", "rl.max_time=null", "rl.save_strategy=steps",
            "rl.save_steps=1", "optim.name=adamw", "optim.lr=1e-2", "logging.progress=false",
