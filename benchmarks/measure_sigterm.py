@@ -4,7 +4,7 @@
     uv run python benchmarks/measure_sigterm.py --trials 3 --threads 1 -- rl.n=16   # extra train.py overrides
 
 Each trial starts `train.py experiment=demo` in a fresh run directory under a temp dir (the warm
-start is trained once into checkpoints/.warmstart/ if it is not cached yet, before any timing),
+start is trained once into ~/.cache/pods/warmstart/ if it is not cached yet, before any timing),
 waits until `--after` + trial steps are logged, sends SIGTERM and times signal -> process exit.
 Prints per trial: the exit code, the seconds to exit, the step the run stopped after, the time
 to write its checkpoint, the time from the checkpoint on disk and from the printed resume message

@@ -5,6 +5,7 @@
     with writing(path): torch.save(obj, f)      # any failure that is an OS error -> WriteError
     with exclusive_lock(path, "run directory x", hint): ...   # LockedError at once while another process holds it
                                                               # (NoLockError: a file system without flock)
+    user_cache("models")                    # ~/.cache/pods/models ($PODS_CACHE_DIR, else $XDG_CACHE_HOME/pods)
     publish_dir(final, fill, "gguf.json")   # a cache directory: filled aside, checksummed, renamed into place
     problem = checksum_problem(final, "gguf.json", required=("model.safetensors",))  # None: every file intact
     discard_dir(final)                      # a damaged one: renamed aside, then removed
@@ -245,6 +246,13 @@ def _remove(path: Path) -> None:
         os.unlink(path)
     except FileNotFoundError:
         pass
+
+
+def user_cache(*parts: str) -> Path:
+    """pods' cache on this machine, shared by every checkout and working directory (converted models, the demo's
+    warm start): $PODS_CACHE_DIR, else $XDG_CACHE_HOME/pods, else ~/.cache/pods; then `parts`."""
+    root = os.environ.get("PODS_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pods"
+    return Path(root).expanduser().joinpath(*parts)
 
 
 def sha256(path: str | Path) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pods.errors import ConfigError
 from pods.extras import installed_versions
-from pods.io import WriteError, checksum_problem, discard_dir, publish_dir, sha256
+from pods.io import WriteError, checksum_problem, discard_dir, publish_dir, sha256, user_cache
 
 
 @dataclass(frozen=True)
@@ -43,9 +43,8 @@ INFO_FILE = "gguf.json"
 
 
 def cache_root() -> Path:
-    """Where converted models live: $PODS_CACHE_DIR, else $XDG_CACHE_HOME/pods, else ~/.cache/pods (+ models/)."""
-    root = os.environ.get("PODS_CACHE_DIR") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pods"
-    return Path(root).expanduser() / "models"
+    """Where converted models live: pods.io.user_cache("models")."""
+    return user_cache("models")
 
 
 def _install_hint(p: Packaged) -> str:

@@ -59,7 +59,8 @@ def child(one: str, extra: list[str], out: Path, log: Path) -> tuple[dict | None
 
 def run_child(variant: str, args, log: Path) -> dict:
     """Run one variant in a fresh process; its result row (a FAIL row if it crashed)."""
-    extra = ["--model", args.model, "--steps", str(args.steps), "--cache-dir", str(args.cache_dir)]
+    extra = ["--model", args.model, "--steps", str(args.steps)]
+    extra += ["--cache-dir", str(args.cache_dir)] if args.cache_dir is not None else []
     extra += ["--tiny"] if args.tiny else []
     extra += ["--real-cpu"] if args.real_cpu else []
     extra += ["--tol", str(args.tol)] if args.tol is not None else []
@@ -199,8 +200,8 @@ def run(argv=None, prog: str = "gpu_check.py") -> int:
     p.add_argument("--tol", type=float, default=None,
                    help="greedy near-tie tolerance in nats (default 1e-3 in float32, 0.5 in bf16/fp16)")
     p.add_argument("--out", type=out_dir, default=Path("checkpoints/gpu-check"), metavar="DIR")
-    p.add_argument("--cache-dir", type=Path, default=Path("checkpoints/.warmstart"), metavar="DIR",
-                   help="warm-start cache of --tiny (shared with the CPU demo's)")
+    p.add_argument("--cache-dir", type=Path, default=None, metavar="DIR",
+                   help="warm-start cache of --tiny (default: the CPU demo's, ~/.cache/pods/warmstart)")
     p.add_argument("--config", nargs="+", metavar="OVERRIDE", default=None,
                    help="train.py overrides: one step of that config, estimated vs measured peak memory")
     p.add_argument("--random-weights", action="store_true",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pods.config.fields import SEED_MAX, walk
+from pods.io import user_cache
 from pods.settings import setting
 
 SAVE_STRATEGIES = ("time", "steps", "no")  # rl.save_strategy (pods.run.checkpoint.SaveSchedule)
@@ -354,9 +355,12 @@ class WarmStartSettings:
 
 
 def settings_from(cfg) -> tuple[WarmStartSettings, Path]:
-    """(settings, cache_dir) from a mapping/DictConfig with WarmStartSettings keys plus `cache_dir`."""
+    """(settings, cache_dir) from a mapping/DictConfig with WarmStartSettings keys plus `cache_dir` (absent or null:
+    pods.io.user_cache("warmstart"), one warm start per machine; a relative path is relative to the working
+    directory)."""
     raw = dict(cfg) if cfg is not None else {}
-    cache_dir = Path(raw.pop("cache_dir", "checkpoints/.warmstart"))
+    cache_dir = raw.pop("cache_dir", None)
+    cache_dir = Path(cache_dir) if cache_dir is not None else user_cache("warmstart")
     raw.pop("enabled", None)
     problems = walk(raw, WarmStartSettings, "warmstart.", partial=True)
     if problems:

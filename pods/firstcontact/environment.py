@@ -22,6 +22,7 @@ from pods.backends.checks import driver_version, no_cuda_reason
 from pods.backends.gguf import cache_root
 from pods.config.files import CONFIG_DIR
 from pods.extras import installed_versions
+from pods.io import user_cache
 
 PACKAGES = ("pods", "torch", "transformers", "trl", "peft", "accelerate", "datasets", "hydra-core", "omegaconf",
             "numpy", "pyarrow", "math-verify", "triton", "bitsandbytes", "vllm", "unsloth", "deepspeed", "matplotlib",
@@ -77,7 +78,7 @@ def paths() -> dict:
     package = Path(__file__).resolve().parents[1]  # pods/
     checkout = package.parent if (package.parent / "train.py").is_file() else None
     places = {"model cache (PODS_CACHE_DIR)": cache_root(), "Hugging Face cache": Path(constants.HF_HUB_CACHE),
-              "warm-start cache (the demo's)": Path("checkpoints/.warmstart").resolve()}
+              "warm-start cache (the demo's)": user_cache("warmstart")}
     return {"python": sys.executable, "pods": str(package), "checkout": str(checkout) if checkout else None,
             "commit": _commit(checkout) if checkout else None, "config": str(CONFIG_DIR), "cwd": os.getcwd(),
             **{name: f"{path} ({state(path)})" for name, path in places.items()}}

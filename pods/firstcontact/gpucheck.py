@@ -56,9 +56,10 @@ def cpu_refusal(overrides_: list[str]) -> str | None:
             "docs/gpu.md); `pods gpu-check --tiny` checks the loop on the CPU")
 
 
-def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path,
+def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path | None,
               real_cpu: bool = False) -> list[str]:
-    """Hydra overrides of config/train.yaml for one variant of the check."""
+    """Hydra overrides of config/train.yaml for one variant of the check (`cache_dir`: the tiny model's warm-start
+    cache; None: the demo's)."""
     backend, lora = VARIANTS[variant]
     run = [f"backend={backend}", f"rl.max_steps={steps}", "rl.max_time=null", "rl.save_strategy=no",
            "rl.save_final=false", "logging.progress=false", "resume=false",
@@ -77,8 +78,8 @@ def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int
         return run
     if tiny:  # the CPU demo's warm-started tiny model (heads=2: a head size vLLM's CPU kernels have)
         run += ["experiment=demo", "evaluation=null", "warmstart.heads=2", "warmstart.kv_heads=1",
-                f"warmstart.cache_dir={quote(cache_dir)}", "dataset.limit=256", "rl.prompts_per_step=4",
-                "rl.micro_batch_size=16"]
+                "dataset.limit=256", "rl.prompts_per_step=4", "rl.micro_batch_size=16"]
+        run += [f"warmstart.cache_dir={quote(cache_dir)}"] if cache_dir is not None else []
         run += ["model.lora.rank=8", "model.lora.alpha=16"] if lora else []
         return run + list(facts(backend).tiny_overrides)
     run += [f"model.name={quote(model)}", "model.short_name=gpu-check", "dataset=arithmetic",
@@ -228,14 +229,14 @@ def verdict(rows: list[dict], hook: LastStepChecks, steps: int) -> list[str]:
 
 
 def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int = 3,
-                cache_dir: Path = Path("checkpoints/.warmstart"), tol: float | None = None,
+                cache_dir: Path | None = None, tol: float | None = None,
                 real_cpu: bool = False) -> dict:
     """Train `steps` steps of one variant and check it; returns the result row (see the module docstring).
     `real_cpu`: SmolLM2-135M-Instruct on CPU (the real-cpu extra) instead of the tiny model."""
     if steps < 2:
         raise ValueError(f"steps={steps}: the weight check compares the first and the last step; use >= 2")
     cfg = compose(overrides(variant, tiny=tiny, model=model, out_dir=Path(out_dir), steps=steps,
-                            cache_dir=Path(cache_dir), real_cpu=real_cpu))
+                            cache_dir=Path(cache_dir) if cache_dir is not None else None, real_cpu=real_cpu))
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     hook = LastStepChecks(cfg, steps, tol, max_tokens=8 if tiny and not real_cpu else 16 if real_cpu else 32)

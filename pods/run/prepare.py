@@ -108,7 +108,7 @@ def warm_start(cfg) -> str:
     """The model to load: the warm-started model's directory when cfg.warmstart is on (trained once, then
     cached: pods.run.warmstart), else cfg.model.name."""
     if cfg.get("warmstart") and cfg.warmstart.get("enabled", True):
-        return str(ensure_warmstart(cfg.warmstart))  # relative to the project when cache_dir is
+        return str(ensure_warmstart(cfg.warmstart))  # absolute unless warmstart.cache_dir is relative
     return str(cfg.model.name)
 
 

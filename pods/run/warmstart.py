@@ -1,6 +1,6 @@
 """The CPU demo's supervised warm start: a tiny random model taught the task a little, then stopped.
 
-    model_dir = ensure_warmstart(cfg.warmstart)   # -> checkpoints/.warmstart/<hash>/ (cached)
+    model_dir = ensure_warmstart(cfg.warmstart)   # -> ~/.cache/pods/warmstart/<hash>/ (cached: cache_dir)
     uv run python -m pods.run.warmstart [key=value ...]   # the same from a shell; prints the directory, accuracies
 
 Trains `pods.backends.tiny`'s model by teacher forcing on correct answers, checks greedy accuracy on a held-out

@@ -1,8 +1,8 @@
 """pods gpu-check (pods/commands/gpu_check.py, scripts/gpu_check.py) end to end with --tiny: the real loop and checks, one process per variant.
 
 The main suite runs the hf variant (LoRA); the vLLM CPU tier (bash scripts/test-vllm-cpu.sh) runs the vllm
-ones. The first run trains the tiny model's warm start into checkpoints/.warmstart/ (cached, shared
-by both tiers). Exit codes and the FAIL path are checked without training.
+ones. The first run trains the tiny model's warm start into ~/.cache/pods/warmstart/ (cached, shared
+by both tiers and every checkout). Exit codes and the FAIL path are checked without training.
 """
 
 import importlib.util

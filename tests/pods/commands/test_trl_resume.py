@@ -33,9 +33,9 @@ ENV = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MOD
 def warm_model():
     from pods.run.warmstart import ensure_warmstart
 
-    # built once (~30 s) and cached where the launched runs (working directory ROOT) look for it,
-    # as `train.py experiment=demo` does
-    return ensure_warmstart({"cache_dir": str(ROOT / "checkpoints" / ".warmstart")})
+    # built once (~30 s) and cached where the launched runs look for it (the user cache), as `train.py
+    # experiment=demo` does
+    return ensure_warmstart({})
 
 
 def _free_port() -> int:

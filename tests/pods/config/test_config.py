@@ -357,9 +357,9 @@ def test_a_moved_project_still_matches_its_warm_started_runs(tmp_path):
     run = pc.run_dir(cfg)
     run.mkdir()
     OmegaConf.save(cfg, run / "config.yaml", resolve=True)
-    cfg.model.name = "checkpoints/.warmstart/0123abcd"  # the project moved; same warm start
+    cfg.model.name = "/home/u/.cache/pods/warmstart/0123abcd"  # the project and the cache moved; same warm start
     check_run_dir(cfg, run)
-    cfg.model.name = "checkpoints/.warmstart/ffffffff"  # another warm start: a different run
+    cfg.model.name = "/home/u/.cache/pods/warmstart/ffffffff"  # another warm start: a different run
     with pytest.raises(ConfigError, match="model.name: '0123abcd' -> 'ffffffff'"):
         check_run_dir(cfg, run)
 

@@ -3,6 +3,7 @@
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,19 @@ def test_settings_validation():
         ws.ensure_warmstart({"target_greedy": 0})
     assert ws.WarmStartSettings().key() != ws.WarmStartSettings(lr=2e-3).key()
     assert ws.WarmStartSettings().key() == ws.WarmStartSettings().key()
+
+
+def test_the_default_cache_is_the_users_for_every_checkout(tmp_path, monkeypatch):
+    from helpers import compose
+
+    monkeypatch.setenv("PODS_CACHE_DIR", str(tmp_path / "c"))
+    assert ws.settings_from({})[1] == ws.settings_from({"cache_dir": None})[1] == tmp_path / "c" / "warmstart"
+    assert ws.settings_from(compose(["experiment=demo"]).warmstart)[1] == tmp_path / "c" / "warmstart"  # the demo's
+    monkeypatch.delenv("PODS_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert ws.settings_from({})[1] == tmp_path / "x" / "pods" / "warmstart"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert ws.settings_from({})[1] == Path.home() / ".cache" / "pods" / "warmstart"
 
 
 def test_warmstart_trains_to_target_and_caches(tmp_path, monkeypatch):
