@@ -44,7 +44,7 @@ def test_readme_is_a_front_door():
     assert len(text.splitlines()) <= 200
     assert "uv run python train.py experiment=demo" in text
     ci = re.findall(r'^tier "[^"]+" (.+)$', (ROOT / ".ci" / "run").read_text(), re.M)  # what CI runs, tier by tier
-    assert ci[:3] == ["uv run ruff check .", "uv run pytest -n 2 --dist loadfile --durations=15", "uv run pytest -m slow -n 2 --dist loadfile --durations=15"]
+    assert ci[:3] == ["uv run ruff check .", "uv run pytest -n 2 --dist loadfile --durations=15", "uv run pytest -m slow -n 2 --dist loadgroup --durations=15"]
     assert [command for command in ci if command not in text] == []  # the README shows each command CI runs
 
 

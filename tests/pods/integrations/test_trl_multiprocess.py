@@ -19,6 +19,7 @@ checks the union over ranks is exactly `select`'s choice per group, equal shares
 that both replicas trained to the same (changed) parameters.
 """
 
+import fcntl
 import json
 import os
 import socket
@@ -104,8 +105,25 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
-    out = tmp_path_factory.mktemp("trl-2proc")
+def ranks(tmp_path_factory, worker_id):
+    """The two ranks' records, launched once a test session: pytest-xdist workers that run this module's tests share
+    one launch (the first takes a lock and launches, the others wait for its files; xdist's own recipe)."""
+    if worker_id == "master":  # no xdist
+        out = tmp_path_factory.mktemp("trl-2proc")
+        _launch(out)
+    else:
+        out = tmp_path_factory.getbasetemp().parent / "trl-2proc"  # the session's folder, shared by its workers
+        with open(f"{out}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the worker dies
+            if not out.is_dir():
+                part = out.with_name(f"{out.name}.{worker_id}")
+                _launch(part)
+                part.rename(out)  # whole or not at all: a failed launch leaves nothing for the next worker
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
+
+
+def _launch(out: Path) -> None:
+    out.mkdir()
     env = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled",
            "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--config_file",
@@ -113,7 +131,6 @@ def ranks(tmp_path_factory):
            __file__, "--worker", str(out)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(2)]
 
 
 @pytest.mark.parametrize("phase", list(PHASES))
