@@ -56,7 +56,7 @@ def cpu_refusal(overrides_: list[str]) -> str | None:
             "docs/gpu.md); `pods gpu-check --tiny` checks the loop on the CPU")
 
 
-def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: Path | None,
+def overrides(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int, cache_dir: str | Path | None,
               real_cpu: bool = False) -> list[str]:
     """Hydra overrides of config/train.yaml for one variant of the check (`cache_dir`: the tiny model's warm-start
     cache; None: the demo's)."""
@@ -229,14 +229,14 @@ def verdict(rows: list[dict], hook: LastStepChecks, steps: int) -> list[str]:
 
 
 def run_variant(variant: str, *, tiny: bool, model: str, out_dir: Path, steps: int = 3,
-                cache_dir: Path | None = None, tol: float | None = None,
+                cache_dir: str | Path | None = None, tol: float | None = None,
                 real_cpu: bool = False) -> dict:
     """Train `steps` steps of one variant and check it; returns the result row (see the module docstring).
     `real_cpu`: SmolLM2-135M-Instruct on CPU (the real-cpu extra) instead of the tiny model."""
     if steps < 2:
         raise ValueError(f"steps={steps}: the weight check compares the first and the last step; use >= 2")
     cfg = compose(overrides(variant, tiny=tiny, model=model, out_dir=Path(out_dir), steps=steps,
-                            cache_dir=Path(cache_dir) if cache_dir is not None else None, real_cpu=real_cpu))
+                            cache_dir=cache_dir, real_cpu=real_cpu))
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
     hook = LastStepChecks(cfg, steps, tol, max_tokens=8 if tiny and not real_cpu else 16 if real_cpu else 32)

@@ -11,6 +11,8 @@ import pods.run.warmstart as ws
 from pods.config.checks import warmstart_problems
 from pods.errors import ConfigError
 
+from helpers import compose
+
 
 def easy_task(s, tok):
     """A trivial task the tiny model learns in a few steps: every prompt is answered with "7"."""
@@ -38,8 +40,6 @@ def test_settings_validation():
 
 
 def test_the_default_cache_is_the_users_for_every_checkout(tmp_path, monkeypatch):
-    from helpers import compose
-
     monkeypatch.setenv("PODS_CACHE_DIR", str(tmp_path / "c"))
     assert ws.settings_from({})[1] == ws.settings_from({"cache_dir": None})[1] == tmp_path / "c" / "warmstart"
     assert ws.settings_from(compose(["experiment=demo"]).warmstart)[1] == tmp_path / "c" / "warmstart"  # the demo's
