@@ -92,43 +92,30 @@ def test_failures_are_the_returned_ones_and_the_escaped_exceptions_with_their_lo
 
 
 def pid_dataset(tmp_path: Path) -> str:
-    """A dataset plug-in that records the process it runs in: <tmp_path>/pids/<pid>."""
+    """A dataset plug-in that records the process it runs in and the GPUs it sees: <tmp_path>/pids/<pid> holds its
+    CUDA_VISIBLE_DEVICES."""
     (tmp_path / "pids.py").write_text(
         "import os\nfrom pathlib import Path\n\n\n"
         "def arithmetic(split):\n"
         "    pids = Path(__file__).with_name('pids')\n"
         "    pids.mkdir(exist_ok=True)\n"
-        "    (pids / str(os.getpid())).touch()\n"
+        "    (pids / str(os.getpid())).write_text(os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))\n"
         "    return [{'prompt': f'{a}+{b}=', 'answer': str(a + b)} for a in range(10) for b in range(10)]\n")
     return f"dataset.name={tmp_path / 'pids.py'}:arithmetic"
 
 
 @pytest.mark.slow
-def test_a_local_sweep_runs_every_job_in_a_process_of_its_own(tmp_path):
+def test_a_local_sweep_runs_every_job_in_a_process_of_its_own_with_the_gpus_the_caller_chose(tmp_path):
     proc = subprocess.Popen([sys.executable, "train.py", "-m", *TINY, "rl.n=4", pid_dataset(tmp_path), "seed=0,1",
                              f"output_root={tmp_path / 'runs'}", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PODS_THREADS": "1"})
+                            env={**os.environ, "PODS_THREADS": "1", "CUDA_VISIBLE_DEVICES": "3"})
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err[-3000:]
-    pids = {int(p.name) for p in (tmp_path / "pids").iterdir()}
+    pids = {int(p.name): p.read_text() for p in (tmp_path / "pids").iterdir()}
     assert len(pids) == 2 and proc.pid not in pids  # one process per job, neither of them the sweep's own
+    assert set(pids.values()) == {"3"}  # submitit alone gives each job 0
     assert sorted(p.name for p in (tmp_path / "runs").glob("*/checkpoint-1")) == ["checkpoint-1"] * 2
-
-
-@pytest.mark.slow
-def test_a_local_sweep_keeps_the_gpus_the_caller_chose(tmp_path):
-    (tmp_path / "gpus.py").write_text(
-        "import os\nfrom pathlib import Path\n\n\n"
-        "def arithmetic(split):\n"
-        "    Path(__file__).with_name('seen').write_text(os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))\n"
-        "    return [{'prompt': f'{a}+{b}=', 'answer': str(a + b)} for a in range(10) for b in range(10)]\n")
-    proc = subprocess.run([sys.executable, "train.py", "-m", *TINY, "rl.n=4", f"dataset.name={tmp_path / 'gpus.py'}:arithmetic",
-                           "seed=0", f"output_root={tmp_path / 'runs'}", f"hydra.sweep.dir={tmp_path / 'multirun'}"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PODS_THREADS": "1", "CUDA_VISIBLE_DEVICES": "3"})
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert (tmp_path / "seen").read_text() == "3"  # submitit alone gives the job 0
 
 
 @pytest.mark.slow

@@ -143,10 +143,13 @@ def greedy_agreement(policy, prompts: list[list[int]], completions: list[list[in
     return {"agree": agree, "total": len(prompts), "ties": ties, "worst_margin": worst, "first_mismatch": first}
 
 
-def probe_handover(policy, generator, prompts, *, max_tokens: int, tol: float, seed: int = 0) -> dict:
-    """Perturb the trainee until its greedy output leaves what the generator serves, hand over, re-check."""
+def probe_handover(policy, generator, prompts, *, max_tokens: int, tol: float, seed: int = 0,
+                   served: list[list[int]] | None = None) -> dict:
+    """Perturb the trainee until its greedy output leaves what the generator serves, hand over, re-check.
+    `served`: the generator's greedy completions of `prompts` (`max_tokens`) at its current weights, when the caller
+    has them (the greedy check's); None: generated here."""
     greedy = Sampling(max_tokens=max_tokens, temperature=0.0)
-    stale = generator.generate(prompts, 1, greedy).completion_ids
+    stale = served if served is not None else generator.generate(prompts, 1, greedy).completion_ids
     params = policy.trainable_parameters()
     g = torch.Generator().manual_seed(seed)
     scale = 0.1
@@ -188,7 +191,7 @@ class LastStepChecks:
         served = generator.generate(prompts, 1, Sampling(max_tokens=self.max_tokens, temperature=0.0))
         self.greedy = greedy_agreement(policy, prompts, served.completion_ids, tol)
         self.probe = probe_handover(policy, generator, prompts, max_tokens=self.max_tokens, tol=tol,
-                                    seed=int(self.cfg.seed))
+                                    seed=int(self.cfg.seed), served=served.completion_ids)
         return None
 
     def moved(self) -> float:

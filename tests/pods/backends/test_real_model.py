@@ -29,6 +29,10 @@ NAME = "smollm2-135m-instruct"
 QUESTION = "Mia has 12 apples. She buys 5 more apples. How many apples does Mia have now?"
 
 
+# the tests of the module's policy run in one worker of the slow tier (-n 2 --dist loadgroup), so it loads once
+policy_users = pytest.mark.xdist_group("real-model-policy")
+
+
 @pytest.fixture(scope="module")
 def cfg():  # float32: the exactness checks below (left padding = unpadded) need it; bfloat16 has its own test
     return compose(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16", "model.cpu_dtype=float32"])
@@ -40,6 +44,15 @@ def policy(cfg):
     return load_policy(cfg)
 
 
+@pytest.fixture(scope="module")
+def sampled(policy, cfg):
+    """(prompt ids, 8 rollouts of QUESTION at temperature 0.9): read by the reward test and scored by the bfloat16 test."""
+    _, prompt_ids, _ = data.render_prompts([data.Example(QUESTION, "17", {})], policy.tokenizer, "instruct",
+                                           cfg.dataset.system_prompt)
+    return prompt_ids, HFGenerator(policy).generate(prompt_ids, 8, Sampling(max_tokens=40, temperature=0.9, seed=1))
+
+
+@policy_users
 def test_converted_model_and_special_tokens(policy):
     directory = Path(gguf.local_model(NAME))
     assert gguf.cache_problem(directory) is None and (directory / "model.safetensors").stat().st_size > 5e8
@@ -50,6 +63,7 @@ def test_converted_model_and_special_tokens(policy):
     assert tok.eos_token_id == model.generation_config.eos_token_id == 2 and tok.padding_side == "left"
 
 
+@policy_users
 def test_chat_template_and_generation_prompt(policy, cfg):
     tok, ex = policy.tokenizer, data.Example(QUESTION, "17", {})
     text = data.prompt_text(ex, tok, "instruct", cfg.dataset.system_prompt)
@@ -72,6 +86,7 @@ def test_chat_template_and_generation_prompt(policy, cfg):
     assert paper.paper_format_ok(shots[0].completion) and paper.paper_correct(shots[0].completion, "13")
 
 
+@policy_users
 def test_eos_stop_and_left_padding(policy):
     tok, gen = policy.tokenizer, HFGenerator(policy)
     questions = ["What is 2 + 3? Reply with the number only.", QUESTION + " Think step by step."]
@@ -91,7 +106,8 @@ def test_eos_stop_and_left_padding(policy):
     assert batch.finish_reasons[0] == "stop" and "5" in batch.texts[0]  # a short answer, then <|im_end|>
 
 
-def test_answer_extraction_and_format_reward_on_real_completions(policy, cfg):
+@policy_users
+def test_answer_extraction_and_format_reward_on_real_completions(policy, cfg, sampled):
     tok = policy.tokenizer
     target = "<think>\n12 + 5 = 17\n</think>\n<answer>\n17\n</answer>"
     ids = tok(target, add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
@@ -103,9 +119,7 @@ def test_answer_extraction_and_format_reward_on_real_completions(policy, cfg):
     total, _ = rewards.combined(cfg.dataset.rewards)([decoded, decoded.replace("17\n</answer>", "18\n</answer>")],
                                                      ["17", "17"])
     assert total[0] == 1.0 and 0.1 < total[1] <= 0.2  # wrong but formatted: format + tags credit only
-    _, prompt_ids, _ = data.render_prompts([data.Example(QUESTION, "17", {})], tok, "instruct",
-                                           cfg.dataset.system_prompt)
-    ro = HFGenerator(policy).generate(prompt_ids, 8, Sampling(max_tokens=40, temperature=0.9, seed=1))
+    _, ro = sampled
     scores, per_fn = rewards.combined(cfg.dataset.rewards)(ro.texts, ["17"] * 8)
     for text, s, correct, fmt in zip(ro.texts, scores, per_fn["paper_answer"], per_fn["paper_format_score"]):
         assert 0.0 <= s <= 1.0 and correct in (0.0, 1.0)
@@ -136,20 +150,20 @@ def test_lora_on_a_llama_model(cfg):
     torch.testing.assert_close(policy.token_logprobs([prompt], [completion], reference=True)[0], ref)
 
 
-def test_bfloat16_log_probs_stay_close_to_float32(policy, cfg):
+@policy_users
+def test_bfloat16_log_probs_stay_close_to_float32(policy, sampled):
     # model.cpu_dtype=bfloat16 (the preset's): the same tokens scored by a bfloat16 copy of the same policy
     bf16 = load_policy(compose(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16"]))
     assert bf16.precision.compute == torch.bfloat16 and policy.precision.compute == torch.float32
     bf16.model.load_state_dict({k: v for k, v in policy.model.state_dict().items() if "lora_" in k}, strict=False)
-    _, prompts, _ = data.render_prompts([data.Example(QUESTION, "17", {})], policy.tokenizer, "instruct",
-                                        cfg.dataset.system_prompt)
-    ro = HFGenerator(policy).generate(prompts, 4, Sampling(max_tokens=32, temperature=0.9, seed=2))
-    flat = prompts * 4
+    prompts, ro = sampled
+    flat, completions = prompts * 4, ro.completion_ids[:4]  # 4 of the 8 rollouts: bfloat16 matmuls are slow on CPU
     with torch.no_grad():
-        a, mask = policy.token_logprobs(flat, ro.completion_ids, temperature=0.9)
-        b, _ = bf16.token_logprobs(flat, ro.completion_ids, temperature=0.9)
+        a, mask = policy.token_logprobs(flat, completions, temperature=0.9)
+        b, _ = bf16.token_logprobs(flat, completions, temperature=0.9)
     diff = (a - b).abs()[mask.bool()]
-    # measured: 0.028 nats per token on average, 0.26 at most (benchmarks/real_cpu_step.py --dtypes)
+    # measured: 0.028 nats per token on average, 0.28 at most over these 160 tokens (benchmarks/real_cpu_step.py
+    # --dtypes: 0.028 and 0.26)
     assert diff.mean() < 0.08 and diff.max() < 1.0
 
 
@@ -175,25 +189,21 @@ def test_train_save_resume_and_evaluate_run(tmp_path):
     assert {p.name for p in rdir.glob("checkpoint-*")} == {"checkpoint-1", "checkpoint-2"}
     assert (rdir / "checkpoint-2" / "policy" / "adapter_model.safetensors").is_file()
     evaluate_run(rdir, compose([f"run_dir={rdir}", "max_tokens=12", "repeats=1",
-                                "datasets=[{name: word_problems, limit: 4}]"], name="evaluate"), log=lambda *a: None)
+                                "datasets=[{name: word_problems, limit: 2}]"], name="evaluate"), log=lambda *a: None)
     results = json.loads((rdir / "eval_results.json").read_text())
     text = json.dumps(results)
     for key in ("base", "checkpoint-1", "checkpoint-2"):
         assert key in text
 
 
-def test_damaged_cache_is_converted_again(tmp_path):
+def test_damaged_cache_is_converted_again(tmp_path, monkeypatch, capsys):
     source = Path(gguf.local_model(NAME))
     root = tmp_path / "cache"
     copy = root / "models" / source.name
     shutil.copytree(source, copy)
     with open(copy / "model.safetensors", "r+b") as f:
         f.truncate(1000)
-    env = {**os.environ, "PODS_CACHE_DIR": str(root)}
-    code = ("from pods.backends.gguf import local_model, cache_problem; from pathlib import Path; "
-            "p = Path(local_model('smollm2-135m-instruct')); print(p, cache_problem(p))")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, env=env,
-                          timeout=1200)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "is damaged (model.safetensors does not match its checksum (1000 bytes" in proc.stderr
-    assert proc.stdout.split()[-2:] == [str(copy), "None"]
+    monkeypatch.setenv("PODS_CACHE_DIR", str(root))
+    converted = Path(gguf.local_model(NAME, log=lambda *a: None))
+    assert "is damaged (model.safetensors does not match its checksum (1000 bytes" in capsys.readouterr().err
+    assert converted == copy and gguf.cache_problem(converted) is None

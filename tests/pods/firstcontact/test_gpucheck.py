@@ -32,9 +32,10 @@ class CopyGenerator:
     """Samples from its own copy of the policy; `update_weights` copies the weights over (or not: stale)."""
 
     def __init__(self, policy, stale=False):
-        self.copy, self.stale = copy.deepcopy(policy), stale
+        self.copy, self.stale, self.calls = copy.deepcopy(policy), stale, 0
 
     def generate(self, prompts, n, sampling):
+        self.calls += 1
         return hf.HFGenerator(self.copy, batch_size=1).generate(prompts, n, sampling)
 
     def update_weights(self, policy):
@@ -66,6 +67,13 @@ def test_probe_passes_a_real_hand_over_and_fails_a_stale_generator(policy):
     trainee = copy.deepcopy(policy)
     stale = gpucheck.probe_handover(trainee, CopyGenerator(trainee, stale=True), prompts, max_tokens=6, tol=1e-3)
     assert not stale["ok"] and "still disagrees" in stale["reason"]
+    # the greedy check's completions given as what the generator serves: the same verdicts, one generation fewer
+    for is_stale in (False, True):
+        trainee = copy.deepcopy(policy)
+        generator = CopyGenerator(trainee, stale=is_stale)
+        served = hf.HFGenerator(trainee, batch_size=1).generate(prompts, 1, GREEDY).completion_ids
+        result = gpucheck.probe_handover(trainee, generator, prompts, max_tokens=6, tol=1e-3, served=served)
+        assert result["ok"] is not is_stale and generator.calls == 1, result
 
 
 def test_fingerprint_sees_a_single_element_change():
