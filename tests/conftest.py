@@ -20,6 +20,32 @@ set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses (as trai
 
 import pytest  # noqa: E402
 
+# Test modules whose tests share an expensive module fixture: the slow tier (-n 2 --dist loadgroup) runs each of them
+# whole on one worker, so the fixture is built once (SmolLM2 loaded and sampled; the 2-process TRL launch, which a
+# second worker would otherwise wait for). Every other test is a work unit of its own.
+ONE_WORKER = ("tests/pods/backends/test_real_model.py", "tests/pods/integrations/test_trl_multiprocess.py")
+
+
+def one_worker_module(nodeid: str) -> str | None:
+    """The module of test `nodeid` when ONE_WORKER keeps it on one worker, else None."""
+    module = nodeid.split("::", 1)[0]
+    return module if module in ONE_WORKER else None
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: the vLLM tier's venv has no pytest-xdist
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup with the modules of ONE_WORKER as groups. pytest-xdist 3.8 names a test's xdist_group by
+    suffixing its node id, which pytest 9.2 no longer reads (pytest-xdist#1386): marks alone group nothing."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling  # only pytest-xdist calls this hook
+
+    class ModuleGroups(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return one_worker_module(nodeid) or super()._split_scope(nodeid)
+
+    return ModuleGroups(config, log)
+
 
 @pytest.fixture(scope="session")
 def tokenizer():

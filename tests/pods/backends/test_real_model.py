@@ -29,10 +29,6 @@ NAME = "smollm2-135m-instruct"
 QUESTION = "Mia has 12 apples. She buys 5 more apples. How many apples does Mia have now?"
 
 
-# the tests of the module's policy run in one worker of the slow tier (-n 2 --dist loadgroup), so it loads once
-policy_users = pytest.mark.xdist_group("real-model-policy")
-
-
 @pytest.fixture(scope="module")
 def cfg():  # float32: the exactness checks below (left padding = unpadded) need it; bfloat16 has its own test
     return compose(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16", "model.cpu_dtype=float32"])
@@ -52,7 +48,6 @@ def sampled(policy, cfg):
     return prompt_ids, HFGenerator(policy).generate(prompt_ids, 8, Sampling(max_tokens=40, temperature=0.9, seed=1))
 
 
-@policy_users
 def test_converted_model_and_special_tokens(policy):
     directory = Path(gguf.local_model(NAME))
     assert gguf.cache_problem(directory) is None and (directory / "model.safetensors").stat().st_size > 5e8
@@ -63,7 +58,6 @@ def test_converted_model_and_special_tokens(policy):
     assert tok.eos_token_id == model.generation_config.eos_token_id == 2 and tok.padding_side == "left"
 
 
-@policy_users
 def test_chat_template_and_generation_prompt(policy, cfg):
     tok, ex = policy.tokenizer, data.Example(QUESTION, "17", {})
     text = data.prompt_text(ex, tok, "instruct", cfg.dataset.system_prompt)
@@ -86,7 +80,6 @@ def test_chat_template_and_generation_prompt(policy, cfg):
     assert paper.paper_format_ok(shots[0].completion) and paper.paper_correct(shots[0].completion, "13")
 
 
-@policy_users
 def test_eos_stop_and_left_padding(policy):
     tok, gen = policy.tokenizer, HFGenerator(policy)
     questions = ["What is 2 + 3? Reply with the number only.", QUESTION + " Think step by step."]
@@ -106,7 +99,6 @@ def test_eos_stop_and_left_padding(policy):
     assert batch.finish_reasons[0] == "stop" and "5" in batch.texts[0]  # a short answer, then <|im_end|>
 
 
-@policy_users
 def test_answer_extraction_and_format_reward_on_real_completions(policy, cfg, sampled):
     tok = policy.tokenizer
     target = "<think>\n12 + 5 = 17\n</think>\n<answer>\n17\n</answer>"
@@ -150,7 +142,6 @@ def test_lora_on_a_llama_model(cfg):
     torch.testing.assert_close(policy.token_logprobs([prompt], [completion], reference=True)[0], ref)
 
 
-@policy_users
 def test_bfloat16_log_probs_stay_close_to_float32(policy, sampled):
     # model.cpu_dtype=bfloat16 (the preset's): the same tokens scored by a bfloat16 copy of the same policy
     bf16 = load_policy(compose(["experiment=real_cpu", "model.lora.rank=8", "model.lora.alpha=16"]))

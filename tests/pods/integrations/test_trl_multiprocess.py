@@ -32,8 +32,7 @@ from pathlib import Path
 import pytest
 import torch
 
-pytestmark = [pytest.mark.slow,  # real process launch: ~1-2 min on 2 busy cores, mostly interpreter start-up
-              pytest.mark.xdist_group("trl-2proc")]  # the slow tier (--dist loadgroup) runs them in one worker
+pytestmark = pytest.mark.slow  # real process launch: ~1-2 min on 2 busy cores, mostly interpreter start-up
 ROOT = Path(__file__).resolve().parents[3]
 N, M = 4, 2
 PHASES = {"A": dict(per_device_train_batch_size=6, gradient_accumulation_steps=1),
@@ -107,9 +106,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory, worker_id):
-    """The two ranks' records, launched once a test session. The slow tier runs this module in one xdist worker (its
-    group); under another distribution the workers that run its tests share one launch (the first takes a lock and
-    launches, the others wait for its files; xdist's own recipe)."""
+    """The two ranks' records, launched once a test session. The slow tier runs this module on one xdist worker
+    (tests/conftest.py ONE_WORKER); under another distribution the workers that run its tests share one launch (the
+    first takes a lock and launches, the others wait for its files; xdist's own recipe)."""
     if worker_id == "master":  # no xdist
         out = tmp_path_factory.mktemp("trl-2proc")
         _launch(out)
