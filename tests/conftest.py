@@ -16,9 +16,16 @@ os.environ["PODS_PROFILE_DIR"] = os.path.join(tempfile.mkdtemp(prefix="pods-prof
 from pods.cli import quiet_openmp, set_cpu_threads
 
 quiet_openmp()  # before torch loads, as the entry points do; train.py subprocesses inherit it
-set_cpu_threads()  # PODS_THREADS, else as pods.cli.cpu_threads chooses (as train.py)
 
 import pytest  # noqa: E402
+
+
+def pytest_configure(config):
+    """Torch's CPU threads as train.py sets them (PODS_THREADS, else pods.cli.cpu_threads), where tests run: not in
+    pytest-xdist's controller, which runs none and so never loads torch (4 s before its workers start)."""
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None):
+        set_cpu_threads()
+
 
 # Test modules whose tests share an expensive module fixture: the slow tier (-n 2 --dist loadgroup) runs each of them
 # whole on one worker, so the fixture is built once (SmolLM2 loaded and sampled; the 2-process TRL launch, which a
