@@ -268,6 +268,24 @@ class HFGenerator:
         eos = self.policy.tokenizer.eos_token_id if eos is None else eos
         return list(eos) if isinstance(eos, (list, tuple)) else [eos]
 
+    def _shared_prefill(self, chunk: list[list[int]], ids: torch.Tensor, attn: torch.Tensor):
+        """The KV cache of every row's prompt but its last token, computed once per distinct prompt and copied to
+        its rows (a group's n rollouts share one prompt), or None when every row's prompt is its own. `ids`, `attn`:
+        [B, P] left-padded. `generate` then runs only the last prompt token and the completion; positions as it
+        derives them from the attention mask (cumsum - 1, padding at 0)."""
+        rows, index = {}, []
+        for p in chunk:
+            index.append(rows.setdefault(tuple(p), len(rows)))
+        if len(rows) == len(chunk) or ids.shape[1] < 2:
+            return None
+        first = torch.tensor([index.index(u) for u in range(len(rows))], device=ids.device)  # [U]
+        a = attn[first, :-1]  # [U, P - 1]
+        pos = (a.cumsum(-1) - 1).masked_fill(a == 0, 0)
+        cache = self.policy.model(input_ids=ids[first, :-1], attention_mask=a, position_ids=pos,
+                                  use_cache=True, logits_to_keep=1).past_key_values
+        cache.batch_select_indices(torch.tensor(index, device=ids.device))  # [U, ...] -> [B, ...]
+        return cache
+
     @torch.no_grad()
     def generate(self, prompts: list[list[int]], n: int, sampling: Sampling) -> Rollouts:
         from transformers import GenerationConfig
@@ -295,9 +313,11 @@ class HFGenerator:
                 for b, p in enumerate(chunk):
                     ids[b, P - len(p):] = torch.tensor(p, dtype=torch.long)
                     attn[b, P - len(p):] = 1
+                ids, attn = ids.to(self.policy.device), attn.to(self.policy.device)
                 with self.policy.autocast():
-                    out = model.generate(input_ids=ids.to(self.policy.device),
-                                         attention_mask=attn.to(self.policy.device), generation_config=gen_cfg)
+                    cache = self._shared_prefill(chunk, ids, attn)
+                    out = model.generate(input_ids=ids, attention_mask=attn, past_key_values=cache,
+                                         generation_config=gen_cfg)
                 for row in out[:, P:].tolist():
                     stop = next((i for i, t in enumerate(row) if t in eos), None)
                     completions.append(row if stop is None else row[:stop + 1])

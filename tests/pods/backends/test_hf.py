@@ -73,6 +73,33 @@ def test_generation_batch_size_does_not_change_greedy_results(built):
     assert small.completion_ids == generator.generate(p, 2, Sampling(max_tokens=4, temperature=0.0)).completion_ids
 
 
+class Unshared(hf.HFGenerator):
+    """The generator as it was before prompts were shared: every row prefills its own copy of its prompt."""
+
+    def _shared_prefill(self, chunk, ids, attn):
+        return None
+
+
+@pytest.mark.parametrize("batch_size, prefills", [
+    (None, [(2, 5)]),  # one call: the 2 distinct prompts, the longest but its last token (6 - 1)
+    (3, [(1, 5), (2, 5), (1, 3)]),  # calls of 3 rollouts split the groups: p0 p0 p0 | p0 p1 p1 | p1 p1
+])
+def test_a_groups_prompt_is_prefilled_once_and_its_rollouts_are_as_if_each_had_its_own(built, batch_size, prefills):
+    policy, _ = built
+    p = prompts_of(policy.tokenizer, "12+34=", "7+8=")  # different lengths: left padding
+    shapes = []  # [rows, tokens] of every forward pass; the ones of more than one token are prefills
+    hook = policy.model.get_base_model().model.embed_tokens.register_forward_hook(
+        lambda module, args, out: shapes.append(tuple(args[0].shape)))
+    try:
+        for s in (Sampling(max_tokens=5, temperature=1.0, seed=3), Sampling(max_tokens=5, temperature=0.0)):
+            shapes.clear()
+            shared = hf.HFGenerator(policy, batch_size).generate(p, 4, s)
+            assert [x for x in shapes if x[1] > 1] == prefills
+            assert shared.completion_ids == Unshared(policy, batch_size).generate(p, 4, s).completion_ids
+    finally:
+        hook.remove()
+
+
 def test_batched_logprobs_equal_one_at_a_time(built):
     policy, generator = built
     tok = policy.tokenizer
