@@ -54,6 +54,17 @@ def pytest_xdist_make_scheduler(config, log):
     return ModuleGroups(config, log)
 
 
+# Modules begun first: `--dist loadfile` (the default tier) hands whole files to the workers in collection order, so a
+# long file collected last (tests/test_bad_inputs.py: its command-line runner starts torch and Hydra, ~20 s) would
+# run while the other worker, its queue empty, waits.
+FIRST = ("tests/test_bad_inputs.py", "tests/test_evaluate_run.py")
+
+
+def pytest_collection_modifyitems(items):
+    """FIRST's modules ahead of the others; a stable sort, so every other order stays as collected."""
+    items.sort(key=lambda item: item.nodeid.split("::", 1)[0] not in FIRST)
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     from pods.backends.tiny import byte_tokenizer
