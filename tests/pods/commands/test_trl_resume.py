@@ -3,8 +3,8 @@
     uv run pytest tests/pods/commands/test_trl_resume.py     (~3-4 min on 2 busy cores: 5 real launches)
 
 The CPU preset (warm-started tiny Qwen2, arithmetic, PODS 16 -> 4 with the `random` rule, so the
-PODS round counter matters) runs 8 steps with a checkpoint every 2; the run is killed with SIGKILL
-once checkpoint-4 is complete, then the same command is run again. It must end at step 8 with every
+PODS round counter matters) runs 6 steps with a checkpoint every 2; the run is killed with SIGKILL
+once checkpoint-4 is complete, then the same command is run again. It must end at step 6 with every
 step logged once, the round counter and the training clock continuing, and (1 process) the same
 weights and training rewards as an uninterrupted run. The 2-process launch (gloo, the lab-cpu preset: GRESO and
 Reinforce-Ada with the rollout ledger) is killed as a whole process group and resumed the same way.
@@ -23,7 +23,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[3]
-ARGS = ["--preset", str(ROOT / "config/trl/tiny-cpu.yaml"), "train_steps=8", "trl.save_steps=2", "trl.eval_steps=3",
+ARGS = ["--preset", str(ROOT / "config/trl/tiny-cpu.yaml"), "train_steps=6", "trl.save_steps=2", "trl.eval_steps=3",
         "dataset.limit=512", "eval.limit=16", "trl.pods_rule=random", "trl.per_device_train_batch_size=64"]
 ENV = {**os.environ, "TRITON_INTERPRET": "1", "OMP_NUM_THREADS": "1", "WANDB_MODE": "disabled", "HF_HUB_OFFLINE": "1",
        "TOKENIZERS_PARALLELISM": "false"}
@@ -77,14 +77,14 @@ def _rows(run_dir: Path) -> list[dict]:
 
 def _check_resumed(run_dir: Path) -> list[dict]:
     rows = _rows(run_dir)
-    assert [r["step"] for r in rows] == list(range(9))  # every step once, step 0 = evaluation at start
-    assert [r["pods/round"] for r in rows[1:]] == [float(r) for r in range(8)]  # random rule's rounds continue
+    assert [r["step"] for r in rows] == list(range(7))  # every step once, step 0 = evaluation at start
+    assert [r["pods/round"] for r in rows[1:]] == [float(r) for r in range(6)]  # random rule's rounds continue
     clock = [r["elapsed_seconds"] for r in rows]
     assert all(a < b for a, b in zip(clock, clock[1:]))  # the training clock counts on
     assert sorted(json.loads((run_dir / "eval_results.json").read_text())) == [
-        "checkpoint-0", "checkpoint-3", "checkpoint-6", "checkpoint-8"]
-    assert json.loads((run_dir / "finished.json").read_text())["step"] == 8
-    assert json.loads((run_dir / "checkpoint-8" / "trainer_state.json").read_text())["global_step"] == 8
+        "checkpoint-0", "checkpoint-3", "checkpoint-6"]  # 0 and 3 before the kill, 6 after the resume
+    assert json.loads((run_dir / "finished.json").read_text())["step"] == 6
+    assert json.loads((run_dir / "checkpoint-6" / "trainer_state.json").read_text())["global_step"] == 6
     return rows
 
 
@@ -99,7 +99,7 @@ def test_one_process_kill_and_resume_equals_an_uninterrupted_run(tmp_path):
     ref = _rows(reference)
     assert [r["pods/kept_reward"] for r in rows[1:]] == [r["pods/kept_reward"] for r in ref[1:]]
     assert [r["loss"] for r in rows[1:]] == [r["loss"] for r in ref[1:]]
-    a, b = (load_file(d / "checkpoint-8" / "model.safetensors") for d in (resumed, reference))
+    a, b = (load_file(d / "checkpoint-6" / "model.safetensors") for d in (resumed, reference))
     assert max((a[k] - b[k]).abs().max().item() for k in a) == 0.0
     assert any(r["pods/kept_reward"] > 0 for r in rows[1:])  # the warm-started model does get rewards
 
